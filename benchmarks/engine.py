@@ -1,0 +1,182 @@
+"""Engine benchmark: the cost of one resolved snipe and lunge, and whole pages of random legal play.
+
+Builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness on,
+some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
+flicks (random shooter, aim and power), printing the median and p90 in microseconds. Each call gets a
+fresh copy of the state, so it pays for the per-state numpy views as a real flick does ("cold"); the
+same calls on one state whose views are already built are printed as "warm".
+
+Then plays whole quick-preset pages with the random legal player of tests/engine/strategies.py and
+prints pages per second, with and without the player's own cost (replaying the recorded logs).
+
+    python3 benchmarks/engine.py                  # about 10 s
+    python3 benchmarks/engine.py --calls 20000 --pages 200
+    python3 benchmarks/engine.py --profile        # cProfile of the snipe and lunge hot paths
+
+Targets on the 2-core development machine: snipe ≤ 30 µs and lunge ≤ 80 µs median (cold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import math
+import pstats
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Run as a plain script from anywhere: the random legal player lives in the test tree.
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from dotfight.engine import Replay, RuleSet, State, apply, new_page, resolve_lunge, resolve_snipe  # noqa: E402
+from dotfight.engine.state import evolve  # noqa: E402
+from tests.engine.strategies import legal_action, play_page  # noqa: E402
+
+TARGET_US = {"snipe": 30.0, "lunge": 80.0}
+Resolver = Callable[[State, str, tuple[float, float]], tuple[State, list[dict[str, Any]]]]
+
+
+def mid_game_classic(seed: int = 2024, ink_lines: int = 24) -> State:
+    """Plays a Classic page (bases drawn by hand) until `ink_lines` lines are on the page, blue to flick."""
+    rng = random.Random(seed)
+    state = new_page(RuleSet.preset("classic"), seed)
+    while state.phase != "play" or len(state.ink) < ink_lines or state.actor != "blue" or state.turn is None:
+        if state.phase == "over":
+            raise RuntimeError("the warm-up page ended early; pick another seed")
+        side = state.actor
+        assert side is not None
+        # Soft snipes mostly: the page fills with ink while most soldiers stay on it.
+        action = legal_action(state, rng, quick_setup_chance=0.0)
+        if action["type"] == "flick" and state.turn is not None and state.turn.chain is None:
+            action = {**action, "kind": "snipe", "vector": [v * 0.3 for v in action["vector"]]}
+        state, _ = apply(state, side, action)
+    if state.turn.chain is not None:
+        raise RuntimeError("the warm-up page stopped on a pending chain; pick another seed")
+    return state
+
+
+def flick_cases(state: State, count: int, seed: int = 7) -> list[tuple[str, tuple[float, float]]]:
+    """Varied flicks for blue: any flickable soldier, aimed at an enemy or anywhere, any power."""
+    rng = random.Random(seed)
+    shooters = state.flickable("blue")
+    enemies = [s for s in state.soldiers if s.alive and s.side == "red"]
+    cases = []
+    for _ in range(count):
+        shooter = state.soldier(rng.choice(shooters))
+        if rng.random() < 0.7:
+            target = rng.choice(enemies)
+            angle = math.atan2(target.y - shooter.y, target.x - shooter.x)
+        else:
+            angle = rng.uniform(-math.pi, math.pi)
+        pull = rng.uniform(20.0, 400.0)
+        cases.append((shooter.id, (pull * math.cos(angle), pull * math.sin(angle))))
+    return cases
+
+
+def time_calls(
+    resolve: Resolver, states: list[State], cases: list[tuple[str, tuple[float, float]]]
+) -> list[float]:
+    """Times each call on its own (nanosecond clock) and returns microseconds per call."""
+    timings = []
+    clock = time.perf_counter_ns
+    for state, (soldier, vector) in zip(states, cases, strict=True):
+        start = clock()
+        resolve(state, soldier, vector)
+        timings.append((clock() - start) / 1000.0)
+    return timings
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Returns the value below which `fraction` of the values lie (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def cold_copies(state: State, count: int) -> list[State]:
+    """Fresh copies of the state with no numpy views built, as each new state of a real page is."""
+    return [evolve(state, soldiers=tuple(state.soldiers)) for _ in range(count)]
+
+
+def bench_resolution(state: State, calls: int) -> None:
+    """Prints cold and warm median and p90 microseconds per resolved snipe and lunge."""
+    cases = flick_cases(state, calls)
+    living = sum(1 for s in state.soldiers if s.alive)
+    print(
+        f"mid-game Classic page: {len(state.soldiers)} soldiers ({living} living), {len(state.bases)} bases, "
+        f"{len(state.ink)} lines of ink; {calls} calls per figure"
+    )
+    resolvers: dict[str, Resolver] = {"snipe": resolve_snipe, "lunge": resolve_lunge}
+    for kind, resolve in resolvers.items():
+        time_calls(resolve, cold_copies(state, 200), cases[:200])  # warm up the interpreter's caches
+        cold = time_calls(resolve, cold_copies(state, calls), cases)
+        state.arrays  # noqa: B018 -- builds the views once for the warm figure
+        warm = time_calls(resolve, [state] * calls, cases)
+        median = statistics.median(cold)
+        verdict = "ok" if median <= TARGET_US[kind] else "MISSES TARGET"
+        print(
+            f"  {kind:5}  cold median {median:7.1f} µs  p90 {percentile(cold, 0.9):7.1f} µs   "
+            f"warm median {statistics.median(warm):7.1f} µs  p90 {percentile(warm, 0.9):7.1f} µs   "
+            f"(target ≤ {TARGET_US[kind]:.0f} µs: {verdict})"
+        )
+
+
+def bench_pages(pages: int) -> None:
+    """Prints pages per second of whole quick-preset pages: played by the random player, and replayed."""
+    rules = RuleSet.preset("quick")
+    start = time.perf_counter()
+    played = [play_page(rules, seed, random.Random(seed)) for seed in range(pages)]
+    played_s = time.perf_counter() - start
+    actions = sum(len(page.log) for page in played)
+    start = time.perf_counter()
+    for page in played:
+        replay = Replay(rules, page.seed, page.log)
+        assert replay.error is None
+    replay_s = time.perf_counter() - start
+    print(f"quick preset, {pages} whole pages, {actions / pages:.0f} actions a page on average")
+    print(f"  random legal play (player + engine): {pages / played_s:7.1f} pages/s")
+    print(
+        f"  replay of the same logs (engine):    {pages / replay_s:7.1f} pages/s  "
+        f"({replay_s / actions * 1e6:.0f} µs per action)"
+    )
+
+
+def profile_resolution(state: State, calls: int) -> None:
+    """Prints cProfile's top functions by own time for cold snipe and lunge calls."""
+    cases = flick_cases(state, calls)
+    for kind, resolve in (("snipe", resolve_snipe), ("lunge", resolve_lunge)):
+        copies = cold_copies(state, calls)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for copy, (soldier, vector) in zip(copies, cases, strict=True):
+            resolve(copy, soldier, vector)
+        profiler.disable()
+        print(f"== {kind}: {calls} cold calls, top functions by own time")
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
+
+
+def main() -> None:
+    """Runs the benchmark with the command-line options."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=5000, help="timed calls per resolution figure")
+    parser.add_argument("--pages", type=int, default=100, help="whole quick-preset pages to play")
+    parser.add_argument("--profile", action="store_true", help="profile the hot paths instead of timing")
+    args = parser.parse_args()
+    state = mid_game_classic()
+    if args.profile:
+        profile_resolution(state, args.calls)
+        return
+    bench_resolution(state, args.calls)
+    bench_pages(args.pages)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""A quick, luck-free forecast of one flick, used to pick which candidates are worth real trials.
+
+It walks the aimed line as RULES.md §5–6 do (walls, men, power loss, page edge, landing) and turns the
+luck into chances: the line's sideways wander at a distance is the launch spread (plus, for a lunge,
+every shake so far) times the distance still to run, and a man is crossed out with the chance that the
+wandering line passes within a dot of him. The engine, with sampled luck, has the last word.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dotfight.bot.board import Board, other
+from dotfight.bot.threat import erf
+
+_SQRT2 = math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """What a flick is expected to do."""
+
+    kills: float  # expected enemy soldiers crossed out
+    lost: float  # chance the flicker himself is crossed out (shot on landing, off the page)
+    end: tuple[float, float]  # where the ink is expected to end (where a lunger stands)
+    multi: float  # chance of crossing out two or more (a snipe's bonus flick)
+
+
+def page_exit(board: Board, ox: float, oy: float, ux: float, uy: float) -> float:
+    """Distance along the ray from (ox, oy) to the page edge."""
+    p = board.params
+    limits = []
+    if ux > 1e-12:
+        limits.append((p.page_width - ox) / ux)
+    elif ux < -1e-12:
+        limits.append(-ox / ux)
+    if uy > 1e-12:
+        limits.append((p.page_height - oy) / uy)
+    elif uy < -1e-12:
+        limits.append(-oy / uy)
+    return max(0.0, min(limits)) if limits else math.inf
+
+
+def _chance_within(offset: float, radius: float, wander: float) -> float:
+    """Chance that a line aimed `offset` off a centre passes within `radius`, given a normal wander."""
+    if wander < 1e-9:
+        return 1.0 if abs(offset) <= radius else 0.0
+    scale = wander * _SQRT2
+    lo, hi = (radius - offset) / scale, (radius + offset) / scale
+    return float(0.5 * (erf(np.array([lo, hi])).sum()))
+
+
+def forecast(
+    board: Board,
+    shooter: int,
+    kind: str,
+    angle: float,
+    power: float,
+    *,
+    link: int = 0,
+    steady: float = 1.0,
+) -> Forecast:
+    """Forecasts one flick of soldier index `shooter` (a snipe or a lunge) along `angle` at `power`."""
+    p = board.params
+    side = "blue" if board.soldier_side[shooter] == 0 else "red"
+    ox, oy = float(board.xy[shooter, 0]), float(board.xy[shooter, 1])
+    ux, uy = math.cos(angle), math.sin(angle)
+    reach = p.reach(power)
+    launch = p.spread(power) * steady
+    if kind == "lunge":
+        launch += p.lunge_link_shake * link * steady
+    edge = page_exit(board, ox, oy, ux, uy)
+
+    events: list[tuple[float, int, int, float]] = []  # (distance, 0 wall / 1 man, index, offset)
+    enemies = board.living(other(side))
+    if enemies.size:
+        rel = board.xy[enemies] - (ox, oy)
+        along = rel[:, 0] * ux + rel[:, 1] * uy
+        off = rel[:, 0] * -uy + rel[:, 1] * ux
+        # Men a little off the line are kept: the wander may still bring the line over them.
+        near = (np.abs(off) <= p.dot_radius * 3) & (along > 0)
+        for k in np.flatnonzero(near):
+            entry = float(along[k]) - math.sqrt(max(p.dot_radius**2 - min(off[k] ** 2, p.dot_radius**2), 0.0))
+            events.append((max(entry, 0.0), 1, int(enemies[k]), float(off[k])))
+    for b in range(len(board.base_ids)):
+        cx, cy = board.base_xy[b, 0] - ox, board.base_xy[b, 1] - oy
+        proj = cx * ux + cy * uy
+        cc = cx * cx + cy * cy - board.base_r[b] ** 2
+        disc = proj * proj - cc
+        if disc <= 0:
+            continue
+        root = math.sqrt(disc)
+        if proj - root > 0:
+            events.append((proj - root, 0, b, 0.0))
+        if proj + root > 0 and cc >= 0:  # leaving the base he stands in is free
+            events.append((proj + root, 0, b, 0.0))
+    events.sort()
+
+    garrison = board.garrison.astype(np.float64).copy()
+    shakes: list[tuple[float, float]] = [(0.0, launch)]
+    left = reach
+    travelled = 0.0
+    kills = 0.0
+    probs: list[float] = []
+    for dist, what, index, off in events:
+        if dist > edge:
+            break
+        if kind == "snipe":
+            left -= dist - travelled
+            if left < 0:
+                break
+        elif dist > reach:
+            break
+        travelled = dist
+        fullness = 0.0
+        if what == 0:
+            fullness = min(1.0, garrison[index] / max(board.base_cap[index], 1.0))
+            if kind == "snipe":
+                left *= 1.0 - p.wall_loss(fullness)
+            else:
+                shakes.append((dist, p.wall_shake(fullness) * steady))
+            continue
+        wander = math.sqrt(sum((s * (dist - at)) ** 2 for at, s in shakes))
+        chance = _chance_within(off, p.dot_radius, wander)
+        if chance < 1e-3:
+            continue
+        kills += chance
+        probs.append(chance)
+        home = int(board.home[index])
+        if home >= 0:
+            garrison[home] -= chance
+        if kind == "snipe":
+            left *= 1.0 - p.man_loss * chance
+        else:
+            shakes.append((dist, p.shake_man * steady))
+
+    multi = _at_least_two(probs)
+    if kind == "snipe":
+        end_at = min(edge, travelled + max(left, 0.0)) if events else min(edge, reach)
+        return Forecast(kills, 0.0, (ox + ux * end_at, oy + uy * end_at), multi)
+    if reach > edge:
+        return Forecast(kills, 1.0, (ox + ux * edge, oy + uy * edge), multi)
+    ex, ey = ox + ux * reach, oy + uy * reach
+    lost = 0.0
+    enemy_bases = board.bases_of(other(side))
+    if enemy_bases.size:
+        d = np.hypot(board.base_xy[enemy_bases, 0] - ex, board.base_xy[enemy_bases, 1] - ey)
+        for k in np.flatnonzero(d <= board.base_r[enemy_bases]):
+            if garrison[enemy_bases[k]] > 0.5:
+                lost = 1.0
+    # A long, shaken run may stray: treat its landing as less certain either way.
+    wander = math.sqrt(sum((s * (reach - at)) ** 2 for at, s in shakes))
+    if wander > 60.0 and lost > 0:
+        lost = 0.6
+    return Forecast(kills, lost, (ex, ey), multi)
+
+
+def _at_least_two(probs: list[float]) -> float:
+    """The chance that two or more independent events with these chances happen."""
+    none = 1.0
+    exactly_one = 0.0
+    for q in probs:
+        exactly_one = exactly_one * (1 - q) + none * q
+        none *= 1 - q
+    return max(0.0, 1.0 - none - exactly_one)

@@ -1,0 +1,39 @@
+"""The Dotfight rules engine: pure, deterministic, no I/O, no clock.
+
+`new_page(rules, seed)` starts a page; `apply(state, side, action)` returns the next state and the
+PROTOCOL.md events; `Replay` rebuilds a page from its log. See docs/ARCHITECTURE.md for the contract and
+docs/RULES-NOTES.md for the choices the rule book leaves open.
+"""
+
+from .errors import EngineError, IllegalAction, MalformedAction, RuleSetError
+from .lunge import resolve_lunge
+from .reducer import apply
+from .replay import Replay
+from .rules import PRESETS, RuleSet
+from .snipe import resolve_snipe
+from .state import Base, Chain, Convoy, Cross, Event, Ink, Side, Soldier, State, Turn, new_page, other_side
+
+__all__ = [
+    "PRESETS",
+    "Base",
+    "Chain",
+    "Convoy",
+    "Cross",
+    "EngineError",
+    "Event",
+    "IllegalAction",
+    "Ink",
+    "MalformedAction",
+    "Replay",
+    "RuleSet",
+    "RuleSetError",
+    "Side",
+    "Soldier",
+    "State",
+    "Turn",
+    "apply",
+    "new_page",
+    "other_side",
+    "resolve_lunge",
+    "resolve_snipe",
+]

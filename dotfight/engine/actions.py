@@ -1,0 +1,237 @@
+"""Parsing PROTOCOL.md actions: anything that is not a well-formed action is refused here.
+
+Only shape is judged here (types, finite numbers in range, known ids, no extra fields), and a refusal is
+always `MalformedAction` (code "bad_request"). Whether a well-formed action is allowed now is the rules
+modules' question (`IllegalAction`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import MalformedAction
+from .state import Side, State
+
+
+@dataclass(frozen=True)
+class DrawBase:
+    """`draw_base`: a circle at (x, y) of radius r."""
+
+    x: float
+    y: float
+    r: float
+
+
+@dataclass(frozen=True)
+class QuickSetup:
+    """`quick_setup`: a fair mirrored set of bases for both sides, jotted."""
+
+
+@dataclass(frozen=True)
+class Position:
+    """`position`: new places for some of the arranging side's soldiers."""
+
+    soldiers: tuple[tuple[str, float, float], ...]
+
+
+@dataclass(frozen=True)
+class Ready:
+    """`ready`: the arranging side's arrangement is final."""
+
+
+@dataclass(frozen=True)
+class Flick:
+    """`flick`: one soldier snipes or lunges along `vector` (the direction the ink goes)."""
+
+    soldier: str
+    kind: str
+    vector: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Send:
+    """`send`: soldiers walk from one base to another of their side."""
+
+    source: str
+    to: str
+    soldiers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """`stop`: ends a pending chain, or the turn."""
+
+
+@dataclass(frozen=True)
+class Resign:
+    """`resign`: the acting side gives up the page."""
+
+
+Action = DrawBase | QuickSetup | Position | Ready | Flick | Send | Stop | Resign
+
+_FIELDS: dict[str, frozenset[str]] = {
+    "draw_base": frozenset({"type", "x", "y", "r"}),
+    "quick_setup": frozenset({"type"}),
+    "position": frozenset({"type", "soldiers"}),
+    "ready": frozenset({"type"}),
+    "flick": frozenset({"type", "soldier", "kind", "vector"}),
+    "send": frozenset({"type", "from", "to", "soldiers"}),
+    "stop": frozenset({"type"}),
+    "resign": frozenset({"type"}),
+}
+KINDS = ("snipe", "lunge")
+
+
+def parse_side(side: object) -> Side:
+    """Returns the acting side, refusing anything but "blue" or "red"."""
+    if side == "blue" or side == "red":
+        return side
+    raise MalformedAction("bad_side", f"the acting side must be 'blue' or 'red', got {side!r}")
+
+
+def parse_action(state: State, action: object) -> Action:
+    """Returns the typed action, or raises MalformedAction naming what is wrong with its shape."""
+    if not isinstance(action, dict):
+        raise MalformedAction(
+            "not_an_object", f"an action must be a JSON object, got {type(action).__name__}"
+        )
+    kind = action.get("type")
+    if not isinstance(kind, str) or kind not in _FIELDS:
+        raise MalformedAction(
+            "unknown_action", f"unknown action type {kind!r}; expected one of {', '.join(_FIELDS)}"
+        )
+    _exact_fields(action, _FIELDS[kind], kind)
+    if kind == "draw_base":
+        return DrawBase(
+            _coordinate(state, action, "x"), _coordinate(state, action, "y"), _length(state, action, "r")
+        )
+    if kind == "quick_setup":
+        return QuickSetup()
+    if kind == "position":
+        return Position(_positions(state, action["soldiers"]))
+    if kind == "ready":
+        return Ready()
+    if kind == "flick":
+        return Flick(
+            _soldier_id(state, action["soldier"], "soldier"),
+            _kind(action["kind"]),
+            _vector(state, action["vector"]),
+        )
+    if kind == "send":
+        return Send(
+            _base_id(state, action["from"], "from"),
+            _base_id(state, action["to"], "to"),
+            _soldier_ids(state, action["soldiers"]),
+        )
+    if kind == "stop":
+        return Stop()
+    return Resign()
+
+
+def _exact_fields(action: dict[Any, Any], allowed: frozenset[str], kind: str) -> None:
+    keys = set(action)
+    missing = allowed - keys
+    if missing:
+        raise MalformedAction("missing_field", f"{kind} needs the field(s) {', '.join(sorted(missing))}")
+    extra = keys - allowed
+    if extra:
+        names = ", ".join(sorted(repr(k) for k in extra))
+        raise MalformedAction("unknown_field", f"{kind} has unknown field(s) {names}")
+
+
+def _number(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MalformedAction("not_a_number", f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise MalformedAction("not_finite", f"{name} must be finite, got {value!r}")
+    return number
+
+
+def _coordinate(state: State, data: dict[str, Any], name: str) -> float:
+    """A page coordinate; a point more than a diagonal off the page is nonsense, not a bad move."""
+    value = _number(data[name], name)
+    rules = state.rules
+    top = rules.page_width if name == "x" else rules.page_height
+    if not -rules.diagonal <= value <= top + rules.diagonal:
+        raise MalformedAction("out_of_range", f"{name}={value!r} is more than a page diagonal off the page")
+    return value
+
+
+def _length(state: State, data: dict[str, Any], name: str) -> float:
+    value = _number(data[name], name)
+    if abs(value) > state.rules.diagonal:
+        raise MalformedAction("out_of_range", f"{name}={value!r} is longer than the page diagonal")
+    return value
+
+
+def _kind(value: object) -> str:
+    if value not in KINDS:
+        raise MalformedAction("unknown_kind", f"kind must be 'snipe' or 'lunge', got {value!r}")
+    return str(value)
+
+
+def _vector(state: State, value: object) -> tuple[float, float]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        raise MalformedAction("bad_vector", f"vector must be [dx, dy], got {value!r}")
+    dx, dy = _number(value[0], "vector dx"), _number(value[1], "vector dy")
+    limit = state.rules.diagonal
+    if abs(dx) > limit or abs(dy) > limit:
+        raise MalformedAction("out_of_range", f"vector {[dx, dy]!r} has a component beyond ±{limit:.1f}")
+    return dx, dy
+
+
+def _soldier_id(state: State, value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedAction("bad_id", f"{name} must be a soldier id string, got {value!r}")
+    if value not in state.soldier_index:
+        raise MalformedAction("unknown_soldier", f"there is no soldier {value!r} on this page")
+    return value
+
+
+def _base_id(state: State, value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise MalformedAction("bad_id", f"{name} must be a base id string, got {value!r}")
+    if value not in state.base_index:
+        raise MalformedAction("unknown_base", f"there is no base {value!r} on this page")
+    return value
+
+
+def _list(value: object, name: str, limit: int) -> list[Any]:
+    if not isinstance(value, list | tuple):
+        raise MalformedAction("bad_list", f"{name} must be a list, got {type(value).__name__}")
+    if len(value) > limit:
+        raise MalformedAction(
+            "too_many", f"{name} lists {len(value)} entries; this page has {limit} soldiers"
+        )
+    return list(value)
+
+
+def _soldier_ids(state: State, value: object) -> tuple[str, ...]:
+    ids = [_soldier_id(state, item, "soldiers[]") for item in _list(value, "soldiers", len(state.soldiers))]
+    if len(set(ids)) != len(ids):
+        raise MalformedAction("duplicate_soldier", "a soldier is named twice in soldiers")
+    return tuple(ids)
+
+
+def _positions(state: State, value: object) -> tuple[tuple[str, float, float], ...]:
+    places: list[tuple[str, float, float]] = []
+    for item in _list(value, "soldiers", len(state.soldiers)):
+        if not isinstance(item, dict):
+            raise MalformedAction("bad_position", f"each position must be {{id, x, y}}, got {item!r}")
+        _exact_fields(item, frozenset({"id", "x", "y"}), "a position")
+        places.append(
+            (
+                _soldier_id(state, item["id"], "id"),
+                _coordinate(state, item, "x"),
+                _coordinate(state, item, "y"),
+            )
+        )
+    if len({p[0] for p in places}) != len(places):
+        raise MalformedAction("duplicate_soldier", "a soldier is named twice in soldiers")
+    return tuple(places)

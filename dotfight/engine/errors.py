@@ -1,0 +1,53 @@
+"""The engine's errors: one base type with a stable `code` and `reason`, told apart by kind.
+
+`MalformedAction` means the input is not an action at all (wrong shape, wrong types, NaN, unknown ids);
+`IllegalAction` means a well-formed action the rules forbid right now; `RuleSetError` means a rule
+parameter that makes no sense. All of them are `ValueError`s, so callers that only know Python still
+catch them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+BAD_REQUEST: Final = "bad_request"
+NOT_YOUR_TURN: Final = "not_your_turn"
+ILLEGAL_ACTION: Final = "illegal_action"
+GAME_OVER: Final = "game_over"
+
+
+class EngineError(ValueError):
+    """Base of every refusal: `code` is the wire error code, `reason` a stable snake_case detail."""
+
+    def __init__(self, code: str, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def to_json(self) -> dict[str, str]:
+        """Returns the error as `{code, reason, message}` for the wire."""
+        return {"code": self.code, "reason": self.reason, "message": self.message}
+
+
+class MalformedAction(EngineError):
+    """The input is not a well-formed action (code `bad_request`)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(BAD_REQUEST, reason, message)
+
+
+class IllegalAction(EngineError):
+    """A well-formed action the rules forbid now (`not_your_turn`, `illegal_action` or `game_over`)."""
+
+    def __init__(self, reason: str, message: str, code: str = ILLEGAL_ACTION) -> None:
+        super().__init__(code, reason, message)
+
+
+class RuleSetError(EngineError):
+    """A rule parameter that makes no sense; names the field and the value (code `bad_request`)."""
+
+    def __init__(self, field: str, value: object, problem: str) -> None:
+        super().__init__(BAD_REQUEST, "bad_rules", f"rule {field}={value!r}: {problem}")
+        self.field = field
+        self.value = value

@@ -1,0 +1,24 @@
+"""Who may act when: the phase and turn checks shared by every action."""
+
+from __future__ import annotations
+
+from .errors import GAME_OVER, NOT_YOUR_TURN, IllegalAction
+from .state import Phase, Side, State
+
+
+def require_phase(state: State, phase: Phase, action: str) -> None:
+    """Refuses an action made outside its phase (code `game_over` once the page is over)."""
+    if state.phase == "over":
+        raise IllegalAction("game_over", f"the page is over; {action} is no longer possible", GAME_OVER)
+    if state.phase != phase:
+        raise IllegalAction(
+            "wrong_phase", f"{action} belongs to the {phase} phase; the page is in {state.phase}"
+        )
+
+
+def require_actor(state: State, side: Side, action: str) -> None:
+    """Refuses an action by the side whose move it is not (code `not_your_turn`)."""
+    if state.actor != side:
+        raise IllegalAction(
+            "not_your_turn", f"{action}: it is {state.actor}'s move, not {side}'s", NOT_YOUR_TURN
+        )

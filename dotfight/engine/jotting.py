@@ -1,0 +1,114 @@
+"""The fixed, even jotting pattern: where a new base's soldiers are dotted, and free spots in a ring.
+
+The pattern is a centre dot (when it helps) and concentric rings, chosen per soldier count to be as
+compact as possible at unit spacing, then scaled to fill the base evenly. It is pure arithmetic, so it is
+the same on every machine and every replay.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+# Radial step between rings at unit spacing; points on rings this far apart can never be closer than 1.
+_RING_STEP = 1.0
+
+
+def _ring_radius(count: int) -> float:
+    """Smallest radius at which `count` points spaced evenly on a circle are at least 1 apart."""
+    if count <= 1:
+        return 0.0
+    return 0.5 / math.sin(math.pi / count)
+
+
+def _layout_radius(rings: tuple[int, ...], centre: bool) -> float:
+    """Outer radius of a centre-plus-rings layout at unit spacing (rings listed inside out)."""
+    radius = 0.0
+    previous: float | None = 0.0 if centre else None
+    for count in rings:
+        needed = _ring_radius(count)
+        if previous is not None:
+            needed = max(needed, previous + _RING_STEP)
+        radius = needed
+        previous = radius
+    return radius
+
+
+def _compositions(total: int, max_rings: int, minimum: int) -> list[tuple[int, ...]]:
+    """Non-decreasing ring counts (inside out) summing to `total`, each at least `minimum`."""
+    if total == 0:
+        return [()]
+    if max_rings == 0:
+        return []
+    found: list[tuple[int, ...]] = []
+    for first in range(minimum, total + 1):
+        for rest in _compositions(total - first, max_rings - 1, first):
+            found.append((first, *rest))
+    return found
+
+
+@lru_cache(maxsize=64)
+def unit_pattern(count: int) -> tuple[tuple[float, float], ...]:
+    """Returns `count` offsets at least 1 apart, centred on (0, 0), as compact as the ring search finds."""
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    if count == 1:
+        return ((0.0, 0.0),)
+    best: tuple[float, int, bool, tuple[int, ...]] | None = None
+    for centre in (True, False):
+        rest = count - 1 if centre else count
+        for rings in _compositions(rest, 3, 2 if not centre else 1):
+            if not rings or (len(rings) > 0 and rings[0] == 1 and not centre):
+                continue
+            radius = _layout_radius(rings, centre)
+            key = (round(radius, 12), len(rings), not centre, rings)
+            if best is None or key < best:
+                best = key
+    assert best is not None
+    _, _, no_centre, rings = best
+    centre = not no_centre
+    points: list[tuple[float, float]] = [(0.0, 0.0)] if centre else []
+    previous: float | None = 0.0 if centre else None
+    for ring_number, ring_count in enumerate(rings):
+        radius = _ring_radius(ring_count)
+        if previous is not None:
+            radius = max(radius, previous + _RING_STEP)
+        previous = radius
+        # Each ring starts straight "up the page" (towards the enemy for blue), staggered by half a step
+        # from the ring inside it so the dots interleave.
+        offset = -math.pi / 2 + (math.pi / ring_count if ring_number % 2 else 0.0)
+        for k in range(ring_count):
+            angle = offset + 2 * math.pi * k / ring_count
+            points.append((radius * math.cos(angle), radius * math.sin(angle)))
+    return tuple(points)
+
+
+@lru_cache(maxsize=64)
+def unit_outer_radius(count: int) -> float:
+    """Returns the outer radius of the unit pattern for `count` soldiers."""
+    return max(math.hypot(x, y) for x, y in unit_pattern(count))
+
+
+def min_spacing_radius(count: int, dot_radius: float) -> float:
+    """Returns the smallest base radius whose jotting keeps every dot wholly inside and none overlapping."""
+    return unit_outer_radius(count) * 2 * dot_radius + dot_radius
+
+
+def jot(x: float, y: float, r: float, count: int, dot_radius: float, flip: bool) -> list[tuple[float, float]]:
+    """Returns the jotted dot centres for a base at (x, y) of radius r.
+
+    The pattern fills the base to `r - 2·dot_radius` (a little paper inside the wall) unless that would
+    crowd the dots, in which case it spreads to exactly touching-but-not-overlapping, never past
+    `r - dot_radius`. `flip` turns the pattern half a turn (red faces down the page).
+    """
+    pattern = unit_pattern(count)
+    outer = unit_outer_radius(count)
+    if outer == 0.0:
+        return [(x, y)]
+    wanted_spacing = (r - 2 * dot_radius) / outer
+    # A hair over the minimum so rounding never makes two jotted dots overlap.
+    min_spacing = 2 * dot_radius * (1 + 1e-9)
+    spacing = max(wanted_spacing, min_spacing)
+    spacing = min(spacing, (r - dot_radius) / outer)
+    sign = -1.0 if flip else 1.0
+    return [(x + sign * spacing * px, y + sign * spacing * py) for px, py in pattern]

@@ -1,0 +1,92 @@
+"""`apply`: one action in, the next state and its events out. The only entry point that checks."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .actions import (
+    DrawBase,
+    Flick,
+    Position,
+    QuickSetup,
+    Ready,
+    Resign,
+    Send,
+    Stop,
+    parse_action,
+    parse_side,
+)
+from .errors import IllegalAction
+from .guards import require_actor, require_phase
+from .lunge import resolve_lunge
+from .send import send
+from .setup import draw_base, position, quick_setup, ready
+from .snipe import resolve_snipe
+from .state import Event, Side, State, Turn, evolve
+from .turns import finish_flick, resign, stop
+
+
+def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
+    """Applies one PROTOCOL.md action by `side` ("blue" | "red", the acting seat) and returns the new
+    state and the events, in the order they happened.
+
+    Raises MalformedAction (code "bad_request") for input that is not a well-formed action, and
+    IllegalAction (code "not_your_turn" | "illegal_action" | "game_over") for a well-formed action the
+    rules forbid now. The given state is never changed.
+    """
+    actor = parse_side(side)
+    parsed = parse_action(state, action)
+    if isinstance(parsed, Resign):
+        new_state, events = resign(state, actor)
+    elif isinstance(parsed, Flick):
+        new_state, events = flick(state, actor, parsed)
+    elif isinstance(parsed, Send):
+        new_state, events = send(state, actor, parsed)
+    elif isinstance(parsed, Stop):
+        new_state, events = stop(state, actor)
+    elif isinstance(parsed, DrawBase):
+        new_state, events = draw_base(state, actor, parsed)
+    elif isinstance(parsed, QuickSetup):
+        new_state, events = quick_setup(state, actor)
+    elif isinstance(parsed, Position):
+        new_state, events = position(state, actor, parsed)
+    else:
+        assert isinstance(parsed, Ready)
+        new_state, events = ready(state, actor)
+    return evolve(new_state, version=state.version + 1), events
+
+
+def flick(state: State, side: Side, action: Flick) -> tuple[State, list[Event]]:
+    """Checks a flick, counts it against the turn, resolves it, and passes the turn when it is spent."""
+    require_phase(state, "play", "flick")
+    require_actor(state, side, "flick")
+    turn = state.turn
+    assert turn is not None
+    soldier = state.soldier(action.soldier)
+    if soldier.side != side:
+        raise IllegalAction("not_your_soldier", f"flick: {soldier.id} is {soldier.side}'s soldier")
+    if not soldier.alive:
+        raise IllegalAction("soldier_dead", f"flick: {soldier.id} is crossed out")
+    if soldier.on_road:
+        raise IllegalAction("on_road", f"flick: {soldier.id} is on the road and cannot be flicked")
+    length = math.hypot(*action.vector)
+    if length < 1.0:
+        raise IllegalAction("vector_too_short", f"flick: the pull {length:g} is shorter than 1 unit")
+    chain = turn.chain
+    if chain is not None:
+        if soldier.id != chain.soldier or action.kind != "lunge":
+            raise IllegalAction(
+                "chain_pending",
+                f"flick: {chain.soldier} owes his lunge-again; lunge with him or stop the chain",
+            )
+    else:
+        # A normal flick is counted before it resolves; a chain lunge spends a chain credit instead.
+        state = evolve(
+            state,
+            turn=Turn(turn.side, turn.number, turn.flicks_left - 1, None, turn.sent, turn.last_stand, True),
+        )
+    resolve = resolve_snipe if action.kind == "snipe" else resolve_lunge
+    state, events = resolve(state, soldier.id, action.vector)
+    state, more = finish_flick(state)
+    return state, events + more

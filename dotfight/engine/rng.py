@@ -1,0 +1,52 @@
+"""The page's own counter-based generator: draw i is a pure function of (seed, i).
+
+Draw i hashes the 16-byte big-endian seed followed by the 8-byte big-endian counter i with BLAKE2b
+(8-byte digest), keeps the top 53 bits k, maps them to u = (k + 0.5) / 2**53 in (0, 1), and returns the
+standard normal quantile of u clipped to ±3. Only the standard library is involved, so the numbers never
+change with a numpy release. The generator's position is just the next counter value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from statistics import NormalDist
+
+SEED_BITS = 128
+CLIP = 3.0
+
+_NORMAL = NormalDist()
+_SCALE = 2.0**-53
+
+
+def check_seed(seed: object) -> int:
+    """Returns the seed if it is an int in [0, 2**128), else raises ValueError naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
+        raise ValueError(f"seed must be an integer in [0, 2**{SEED_BITS}), got {seed!r}")
+    return seed
+
+
+def seed_to_hex(seed: int) -> str:
+    """Writes a seed as the 32-character lowercase hex string used on the wire."""
+    return f"{seed:032x}"
+
+
+def seed_from_hex(text: object) -> int:
+    """Reads a 32-character hex seed string, refusing anything else with ValueError."""
+    if not isinstance(text, str) or len(text) != SEED_BITS // 4:
+        raise ValueError(f"seed must be a {SEED_BITS // 4}-character hex string, got {text!r}")
+    try:
+        return int(text, 16)
+    except ValueError:
+        raise ValueError(f"seed must be a hex string, got {text!r}") from None
+
+
+def uniform(seed: int, index: int) -> float:
+    """Returns draw `index`'s uniform number in (0, 1)."""
+    digest = hashlib.blake2b(seed.to_bytes(16, "big") + index.to_bytes(8, "big"), digest_size=8).digest()
+    return ((int.from_bytes(digest, "big") >> 11) + 0.5) * _SCALE
+
+
+def normal(seed: int, index: int) -> float:
+    """Returns draw `index`: a standard normal clipped to ±3."""
+    z = _NORMAL.inv_cdf(uniform(seed, index))
+    return CLIP if z > CLIP else -CLIP if z < -CLIP else z

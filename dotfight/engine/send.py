@@ -1,0 +1,204 @@
+"""The free send (RULES.md §7): soldiers walk on the road to another base and arrive next turn."""
+
+from __future__ import annotations
+
+import math
+
+from .actions import Send
+from .errors import IllegalAction
+from .guards import require_actor, require_phase
+from .jotting import jot
+from .state import (
+    Base,
+    Convoy,
+    Cross,
+    Event,
+    Side,
+    Soldier,
+    State,
+    Turn,
+    evolve,
+    evolve_soldiers,
+    other_side,
+)
+from .winning import end_page, game_over_event
+
+
+def send(state: State, side: Side, action: Send) -> tuple[State, list[Event]]:
+    """Puts 1 to `send_max` soldiers from one own base on the road to another; once a turn."""
+    require_phase(state, "play", "send")
+    require_actor(state, side, "send")
+    turn = state.turn
+    assert turn is not None
+    rules = state.rules
+    if turn.sent:
+        raise IllegalAction("already_sent", "send: one send a turn, and this turn's send is made")
+    count = len(action.soldiers)
+    if not 1 <= count <= rules.send_max:
+        raise IllegalAction("send_size", f"send: {count} soldiers named; a send moves 1 to {rules.send_max}")
+    source, to = state.base(action.source), state.base(action.to)
+    for base in (source, to):
+        if base.side != side:
+            raise IllegalAction("not_your_base", f"send: base {base.id} is {base.side}'s, not {side}'s")
+    if source.id == to.id:
+        raise IllegalAction("same_base", f"send: from and to are both {source.id}")
+    for soldier_id in action.soldiers:
+        soldier = state.soldier(soldier_id)
+        if soldier.side != side:
+            raise IllegalAction("not_your_soldier", f"send: {soldier_id} is {soldier.side}'s soldier")
+        if not soldier.alive:
+            raise IllegalAction("soldier_dead", f"send: {soldier_id} is crossed out")
+        if soldier.on_road:
+            raise IllegalAction("on_road", f"send: {soldier_id} is already on the road")
+        if not source.contains(soldier.x, soldier.y):
+            raise IllegalAction(
+                "not_in_base",
+                f"send: {soldier_id} at ({soldier.x:g}, {soldier.y:g}) is not inside {source.id}",
+            )
+    if turn.chain is not None and turn.chain.soldier in action.soldiers:
+        raise IllegalAction(
+            "chain_pending", f"send: {turn.chain.soldier} owes his lunge-again and cannot walk"
+        )
+    if turn.chain is None and turn.flicks_left > 0:
+        staying = [
+            s
+            for s in state.soldiers
+            if s.side == side and s.alive and not s.on_road and s.id not in action.soldiers
+        ]
+        if not staying:
+            raise IllegalAction(
+                "no_soldier_left", "send: nobody would be left to make the flick this turn owes"
+            )
+
+    places = road_places(source, to, count, rules.dot_radius)
+    updates: dict[int, Soldier] = {}
+    walked: list[dict[str, object]] = []
+    for soldier_id, (x, y) in zip(action.soldiers, places, strict=True):
+        index = state.soldier_index[soldier_id]
+        old = state.soldiers[index]
+        updates[index] = Soldier(old.id, old.side, x, y, True, True, None)
+        walked.append({"id": soldier_id, "x": x, "y": y})
+    state = evolve_soldiers(
+        state,
+        updates,
+        convoys=(*state.convoys, Convoy(side, source.id, to.id, action.soldiers)),
+        turn=Turn(turn.side, turn.number, turn.flicks_left, turn.chain, True, turn.last_stand, turn.flicked),
+    )
+    return state, [{"type": "send", "side": side, "from": source.id, "to": to.id, "soldiers": walked}]
+
+
+def road_places(source: Base, to: Base, count: int, dot_radius: float) -> list[tuple[float, float]]:
+    """Returns the road places: single file on the line between the centres, centred on its midpoint,
+    `3 × dot_radius` apart; the first soldier named walks at the head (nearest the destination)."""
+    dx, dy = to.x - source.x, to.y - source.y
+    length = math.hypot(dx, dy)
+    ux, uy = dx / length, dy / length
+    mx, my = (source.x + to.x) / 2, (source.y + to.y) / 2
+    step = 3 * dot_radius
+    places = []
+    for i in range(count):
+        offset = ((count - 1) / 2 - i) * step
+        places.append((mx + ux * offset, my + uy * offset))
+    return places
+
+
+def arrive(state: State, side: Side) -> tuple[State, list[Event]]:
+    """At the start of the side's turn its convoy's survivors arrive at free spots in the destination;
+    an enemy soldier standing in that ring is shot (cause "shot", by "garrison")."""
+    mine = [c for c in state.convoys if c.side == side]
+    if not mine:
+        return state, []
+    events: list[Event] = []
+    state = evolve(state, convoys=tuple(c for c in state.convoys if c.side != side))
+    for convoy in mine:
+        destination = state.base(convoy.to)
+        survivors = [state.soldier(i) for i in convoy.soldiers if state.soldier(i).alive]
+        if not survivors:
+            continue
+        taken = [(s.x, s.y) for s in state.soldiers if s.alive and not s.on_road]
+        updates: dict[int, Soldier] = {}
+        placed: list[dict[str, object]] = []
+        for soldier in survivors:
+            x, y = free_spot(destination, taken, state.rules.dot_radius, state.rules.soldiers_per_base)
+            taken.append((x, y))
+            updates[state.soldier_index[soldier.id]] = Soldier(
+                soldier.id, soldier.side, x, y, True, False, None
+            )
+            placed.append({"id": soldier.id, "x": x, "y": y})
+        state = evolve_soldiers(state, updates)
+        events.append({"type": "arrived", "side": side, "to": destination.id, "soldiers": placed})
+        state, shot_events = _shoot_intruders(state, destination)
+        events.extend(shot_events)
+    return state, events
+
+
+def _shoot_intruders(state: State, base: Base) -> tuple[State, list[Event]]:
+    """Crosses out every enemy soldier standing in the ring the convoy just manned."""
+    events: list[Event] = []
+    enemy = other_side(base.side)
+    for index, soldier in enumerate(state.soldiers):
+        if (
+            soldier.alive
+            and not soldier.on_road
+            and soldier.side == enemy
+            and base.contains(soldier.x, soldier.y)
+        ):
+            dead = Soldier(
+                soldier.id,
+                soldier.side,
+                soldier.x,
+                soldier.y,
+                False,
+                False,
+                Cross("garrison", "shot", base.side),
+            )
+            state = evolve_soldiers(state, {index: dead})
+            events.append(
+                {
+                    "type": "crossed_out",
+                    "soldier": soldier.id,
+                    "at": [soldier.x, soldier.y],
+                    "by": "garrison",
+                    "cause": "shot",
+                }
+            )
+            if state.phase != "over" and not any(s.alive and s.side == enemy for s in state.soldiers):
+                state = end_page(state, base.side, "all_crossed_out")
+                events.append(game_over_event(base.side, "all_crossed_out"))
+    return state, events
+
+
+def free_spot(
+    base: Base, taken: list[tuple[float, float]], dot_radius: float, capacity: int
+) -> tuple[float, float]:
+    """Returns the first free spot in the ring: the base's own jotting spots first, then a fine hex grid
+    inside the wall; if none is free, the spot with the most clearance (a crowded ring still takes him)."""
+    need = (2 * dot_radius) ** 2
+    best: tuple[float, float] = (base.x, base.y)
+    best_clearance = -1.0
+    for x, y in _candidates(base, dot_radius, capacity):
+        clearance = min(((x - tx) ** 2 + (y - ty) ** 2 for tx, ty in taken), default=math.inf)
+        if clearance >= need:
+            return x, y
+        if clearance > best_clearance:
+            best, best_clearance = (x, y), clearance
+    return best
+
+
+def _candidates(base: Base, dot_radius: float, capacity: int) -> list[tuple[float, float]]:
+    spots = jot(base.x, base.y, base.r, capacity, dot_radius, flip=base.side == "red")
+    step = 2 * dot_radius * (1 + 1e-9)
+    limit = base.r - dot_radius
+    grid: list[tuple[float, float, float, float]] = []
+    rows = int(limit / (step * math.sqrt(3) / 2)) + 1
+    cols = int(limit / step) + 2
+    for row in range(-rows, rows + 1):
+        gy = row * step * math.sqrt(3) / 2
+        shift = step / 2 if row % 2 else 0.0
+        for col in range(-cols, cols + 1):
+            gx = col * step + shift
+            distance = math.hypot(gx, gy)
+            if distance <= limit:
+                grid.append((distance, math.atan2(gy, gx), base.x + gx, base.y + gy))
+    grid.sort()
+    return spots + [(x, y) for _, _, x, y in grid]

@@ -1,0 +1,192 @@
+"""Setup (RULES.md §2): drawing bases in turn, jotting them, positioning, quick setup, ready."""
+
+from __future__ import annotations
+
+from .actions import DrawBase, Position
+from .errors import IllegalAction
+from .guards import require_actor, require_phase
+from .jotting import jot
+from .rules import RuleSet
+from .state import Base, Event, Side, Soldier, State, evolve, other_side, replace_soldiers, side_index
+from .turns import start_turn
+
+
+def draw_base(state: State, side: Side, action: DrawBase) -> tuple[State, list[Event]]:
+    """Draws one base for the side whose turn it is to draw, jots it full, and opens positioning after
+    the last base."""
+    require_phase(state, "bases", "draw_base")
+    require_actor(state, side, "draw_base")
+    check_placement(state, side, action.x, action.y, action.r)
+    state, events = _add_base(state, side, action.x, action.y, action.r)
+    return _maybe_open_positioning(state, events)
+
+
+def check_placement(state: State, side: Side, x: float, y: float, r: float) -> None:
+    """Refuses a base that is off the page, outside its owner's half, of a radius outside the limits,
+    or closer than `base_gap` to another wall."""
+    rules = state.rules
+    if not rules.base_radius_min <= r <= rules.base_radius_max:
+        raise IllegalAction(
+            "radius_out_of_limits",
+            f"draw_base: radius r={r:g} is outside the limits "
+            f"{rules.base_radius_min:g}–{rules.base_radius_max:g}",
+        )
+    shape = Base("new", side, x, y, r, rules.soldiers_per_base).shape
+    if not shape.within_rect(0.0, 0.0, rules.page_width, rules.page_height):
+        raise IllegalAction(
+            "off_page",
+            f"draw_base: a base at ({x:g}, {y:g}) of radius {r:g} does not lie "
+            f"wholly on the {rules.page_width:g} × {rules.page_height:g} page",
+        )
+    half = rules.half_y
+    in_half = y - r >= half if side == "blue" else y + r <= half
+    if not in_half:
+        where = f"y ≥ {half:g}" if side == "blue" else f"y ≤ {half:g}"
+        raise IllegalAction(
+            "wrong_half",
+            f"draw_base: {side}'s bases lie wholly in {where}; a base at ({x:g}, {y:g}) of radius {r:g} "
+            f"spans y {y - r:g}–{y + r:g}",
+        )
+    for base in state.bases:
+        gap = shape.gap_to(base.shape)
+        if gap < rules.base_gap:
+            raise IllegalAction(
+                "too_close_to_base",
+                f"draw_base: only {max(gap, 0.0):.1f} of paper to the wall "
+                f"of {base.id}; base_gap is {rules.base_gap:g}",
+            )
+
+
+def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[State, list[Event]]:
+    rules = state.rules
+    base_id = f"b{len(state.bases) + 1}"
+    base = Base(base_id, side, x, y, r, rules.soldiers_per_base)
+    dots = jot(x, y, r, rules.soldiers_per_base, rules.dot_radius, flip=side == "red")
+    soldiers = tuple(Soldier(f"{base_id}s{k + 1}", side, sx, sy) for k, (sx, sy) in enumerate(dots))
+    state = evolve(state, bases=(*state.bases, base), soldiers=state.soldiers + soldiers)
+    event: Event = {
+        "type": "base_drawn",
+        "base": {"id": base_id, "side": side, "x": x, "y": y, "r": r},
+        "soldiers": [{"id": s.id, "x": s.x, "y": s.y} for s in soldiers],
+    }
+    return state, [event]
+
+
+def _maybe_open_positioning(state: State, events: list[Event]) -> tuple[State, list[Event]]:
+    if len(state.bases) == 2 * state.rules.bases_per_side:
+        state = evolve(state, phase="positioning")
+        events.append({"type": "phase", "phase": "positioning"})
+    return state, events
+
+
+def quick_layout(rules: RuleSet) -> list[tuple[float, float, float]]:
+    """Returns blue's quick-setup bases (x, y, r): rows across blue's half, the fuller rows at the back,
+    all of one radius (the middle of the limits, smaller if the rows need it). Red gets the same set
+    turned half a turn about the page's centre."""
+    k = rules.bases_per_side
+    rows = 1 if k <= 3 else 2 if k <= 6 else 3
+    per_row = [k // rows + (1 if i >= rows - k % rows else 0) for i in range(rows)]  # front row first
+    half_height = rules.page_height / 2
+    row_step = half_height / (rows + 1)
+    radius = (rules.base_radius_min + rules.base_radius_max) / 2
+    radius = min(radius, (row_step - rules.base_gap) / 2, row_step - rules.base_gap / 2)
+    for count in per_row:
+        cell = rules.page_width / count
+        radius = min(radius, (cell - rules.base_gap) / 2)
+    layout = []
+    for i, count in enumerate(per_row):
+        y = half_height + (i + 1) * row_step
+        for j in range(count):
+            layout.append(((j + 0.5) * rules.page_width / count, y, radius))
+    return layout
+
+
+def quick_setup(state: State, side: Side) -> tuple[State, list[Event]]:
+    """Draws a fair mirrored set of bases for both sides (alternating, blue first), jotted, and opens
+    positioning. Only before any base is drawn, by the side to draw."""
+    require_phase(state, "bases", "quick_setup")
+    require_actor(state, side, "quick_setup")
+    if state.bases:
+        raise IllegalAction("bases_already_drawn", "quick_setup: only before any base is drawn")
+    rules = state.rules
+    events: list[Event] = []
+    for x, y, r in quick_layout(rules):
+        mirrored: tuple[tuple[Side, float, float], ...] = (
+            ("blue", x, y),
+            ("red", rules.page_width - x, rules.page_height - y),  # half a turn about the page centre
+        )
+        for owner, bx, by in mirrored:
+            try:
+                check_placement(state, owner, bx, by, r)
+            except IllegalAction as refusal:
+                raise IllegalAction(
+                    "quick_setup_impossible",
+                    f"quick_setup: these rules leave no room for a mirrored set ({refusal.message})",
+                ) from None
+            state, drawn = _add_base(state, owner, bx, by, r)
+            events.extend(drawn)
+    return _maybe_open_positioning(state, events)
+
+
+def position(state: State, side: Side, action: Position) -> tuple[State, list[Event]]:
+    """Moves some of the arranging side's soldiers; the whole batch is checked after it is applied."""
+    require_phase(state, "positioning", "position")
+    require_actor(state, side, "position")
+    rules = state.rules
+    updates: dict[int, Soldier] = {}
+    for soldier_id, x, y in action.soldiers:
+        index = state.soldier_index[soldier_id]
+        old = state.soldiers[index]
+        if old.side != side:
+            raise IllegalAction("not_your_soldier", f"position: {soldier_id} is {old.side}'s soldier")
+        updates[index] = Soldier(old.id, old.side, x, y)
+    soldiers = replace_soldiers(state, updates)
+    own_bases = state.bases_of(side)
+    reach = rules.outside_margin
+    for index, moved in updates.items():
+        x, y = moved.x, moved.y
+        if not any((x - b.x) ** 2 + (y - b.y) ** 2 <= (b.r + reach) ** 2 for b in own_bases):
+            raise IllegalAction(
+                "outside_own_bases",
+                f"position: {moved.id} at ({x:g}, {y:g}) is neither inside "
+                f"an own base nor within {reach:g} outside its wall",
+            )
+        dr = rules.dot_radius
+        if not (dr <= x <= rules.page_width - dr and dr <= y <= rules.page_height - dr):
+            raise IllegalAction(
+                "off_page", f"position: {moved.id}'s dot at ({x:g}, {y:g}) is not wholly on the page"
+            )
+        for other_index, other in enumerate(soldiers):
+            if other_index == index or not other.alive:
+                continue
+            if (x - other.x) ** 2 + (y - other.y) ** 2 < (2 * dr) ** 2:
+                raise IllegalAction(
+                    "overlapping",
+                    f"position: {moved.id} at ({x:g}, {y:g}) overlaps {other.id}; "
+                    f"centres must be at least {2 * dr:g} apart",
+                )
+    state = evolve(state, soldiers=soldiers)
+    placed = [{"id": s.id, "x": s.x, "y": s.y} for s in (soldiers[i] for i in sorted(updates))]
+    return state, [{"type": "positioned", "side": side, "soldiers": placed}]
+
+
+def ready(state: State, side: Side) -> tuple[State, list[Event]]:
+    """Makes the arranging side's arrangement final; after red, play begins with blue's first turn."""
+    require_phase(state, "positioning", "ready")
+    require_actor(state, side, "ready")
+    flags = list(state.ready)
+    flags[side_index(side)] = True
+    state = evolve(state, ready=(flags[0], flags[1]))
+    events: list[Event] = [
+        {
+            "type": "positioned",
+            "side": side,
+            "soldiers": [{"id": s.id, "x": s.x, "y": s.y} for s in state.soldiers if s.side == side],
+        }
+    ]
+    if all(flags):
+        state = evolve(state, phase="play")
+        events.append({"type": "phase", "phase": "play"})
+        state, started = start_turn(state, other_side("red"))
+        events.extend(started)
+    return state, events

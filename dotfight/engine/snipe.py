@@ -1,0 +1,129 @@
+"""The snipe (RULES.md §5): a straight line of ink that loses power at walls and men.
+
+Draws exactly one number from the page's generator: the launch angle's `z`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .flick import power, reach, steadiness, wild_spread
+from .geometry import START_EPS, circles_near_line, edge_distance, quadratic_roots
+from .rng import normal
+from .state import Cross, Event, Ink, Soldier, State, Turn, evolve, evolve_soldiers, other_side
+from .winning import end_page, game_over_event, phase_over_event, wiped_out
+
+_WALL, _MAN = 0, 1  # at equal distance the wall is met before the man behind it
+
+
+def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) -> tuple[State, list[Event]]:
+    """Resolves a legal snipe by `soldier_id` along `vector`: returns the new state and its events
+    (ink, walls and crosses in order of distance, then `game_over`/`phase` or the `bonus`).
+
+    The caller has checked legality and counted the flick; this is the hot path the benchmark times.
+    """
+    rules = state.rules
+    index = state.soldier_index[soldier_id]
+    shooter = state.soldiers[index]
+    side = shooter.side
+    dx, dy = vector
+    t = power(rules, dx, dy)
+    length = reach(rules, t)
+    sigma = wild_spread(rules, t) * steadiness(state)
+    angle = math.atan2(dy, dx) + sigma * normal(state.seed, state.rng)
+    ux, uy = math.cos(angle), math.sin(angle)
+    px, py = shooter.x, shooter.y
+    to_edge = edge_distance(px, py, ux, uy, rules.page_width, rules.page_height)
+    limit = min(length, to_edge)
+
+    # Every circle at once, coarsely: the line comes near a circle when its distance from the centre,
+    # |u × (C − P)|, is about the radius or less. The few circles it comes near are then solved exactly
+    # in Python: with b = u·(P − C) and c = |P − C|² − r², it meets the circle where t² + 2bt + c = 0.
+    arrays = state.arrays
+    near_ones = circles_near_line(arrays.all_x, arrays.all_y, arrays.all_r2, px, py, ux, uy)
+    xs, ys, r2s = arrays.xs, arrays.ys, arrays.r2s
+    n_bases = arrays.n_bases
+    soldiers = state.soldiers
+    found: list[tuple[float, int, int]] = []
+    for i in near_ones:
+        ex = px - xs[i]
+        ey = py - ys[i]
+        roots = quadratic_roots(ux * ex + uy * ey, ex * ex + ey * ey - r2s[i])
+        if roots is None:
+            continue
+        near, far = roots
+        if i < n_bases:
+            if near == far:
+                continue  # a tangent touches the wall without crossing it
+            for crossing in roots:
+                if START_EPS < crossing <= limit:
+                    found.append((crossing, _WALL, i))
+        else:
+            target = soldiers[i - n_bases]
+            if not target.alive or target.side == side or far < 0.0:
+                continue
+            entry = near if near > 0.0 else 0.0
+            if entry <= limit:
+                found.append((entry, _MAN, i))
+    found.sort()
+
+    bases = state.bases
+    home = arrays.home
+    counted = arrays.counted
+    garrison = list(arrays.garrison)
+    at_back = home[index]  # the wall at your back: leaving the base he stands in is free
+    enemy = other_side(side)
+    over = state.phase == "over"
+    remaining = length
+    travelled = 0.0
+    wall_loss_empty = rules.wall_loss_empty
+    wall_loss_span = rules.wall_loss_full - rules.wall_loss_empty
+    keep_after_man = 1.0 - rules.man_loss
+    updates: dict[int, Soldier] = {}
+    along: list[Event] = []
+    cross = Cross(soldier_id, "snipe", side)
+    for distance, kind, i in found:
+        step = distance - travelled
+        if step > remaining:
+            break
+        remaining -= step
+        travelled = distance
+        at = [px + ux * distance, py + uy * distance]
+        if kind == _WALL:
+            base = bases[i]
+            fullness = min(1.0, garrison[i] / base.capacity)
+            loss = 0.0 if i == at_back else wall_loss_empty + wall_loss_span * fullness
+            remaining *= 1.0 - loss
+            along.append({"type": "wall", "base": base.id, "at": at, "fullness": fullness, "loss": loss})
+        else:
+            j = i - n_bases
+            target = soldiers[j]
+            updates[j] = Soldier(target.id, target.side, target.x, target.y, False, False, cross)
+            if counted[j]:
+                garrison[home[j]] -= 1  # men crossed out on the way in no longer hold the far wall
+            remaining *= keep_after_man
+            along.append(
+                {"type": "crossed_out", "soldier": target.id, "at": at, "by": soldier_id, "cause": "snipe"}
+            )
+            if not over and wiped_out(soldiers, enemy, updates):
+                over = True
+                along.append(game_over_event(side, "all_crossed_out"))
+        if remaining <= 0.0:
+            break
+    end = min(travelled + remaining, to_edge)
+    ink = Ink(side, "snipe", soldier_id, ((px, py), (px + ux * end, py + uy * end)), t, length)
+    ink_event: Event = {"type": "ink", **ink.to_json()}
+    events = [ink_event, *along]
+
+    changes: dict[str, object] = {"rng": state.rng + 1, "ink": (*state.ink, ink)}
+    if over and state.phase != "over":
+        result = end_page(evolve_soldiers(state, updates, **changes), side, "all_crossed_out")
+        events.append(phase_over_event())
+        return result, events
+    turn = state.turn
+    if len(updates) >= 2 and turn is not None:
+        changes["turn"] = Turn(
+            turn.side, turn.number, turn.flicks_left + 1, turn.chain, turn.sent, turn.last_stand, turn.flicked
+        )
+        events.append({"type": "bonus", "reason": "two_with_one_bullet", "credits": 1})
+    return (evolve_soldiers(state, updates, **changes) if updates else evolve(state, **changes)), events

@@ -1,0 +1,610 @@
+"""The page as one immutable value: bases, soldiers, ink, turn, setup progress and generator position.
+
+`State` is frozen. Rules modules build the next state with `evolve`, which copies the field dictionary
+(cheap) and keeps the derived caches that are still valid, so a flick does not pay for rebuilding what
+did not change. `snapshot()` is the public PROTOCOL.md "State"; `to_json()` adds the seed and the
+generator position and is exact through `State.from_json`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Any, Literal, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from .geometry import Circle
+from .rng import check_seed, seed_from_hex, seed_to_hex
+from .rules import RuleSet
+
+Side = Literal["blue", "red"]
+Phase = Literal["bases", "positioning", "play", "over"]
+SIDES: tuple[Side, Side] = ("blue", "red")
+PHASES: tuple[Phase, ...] = ("bases", "positioning", "play", "over")
+CROSS_CAUSES = ("snipe", "lunge", "shot", "off_page")
+END_REASONS = ("all_crossed_out", "resigned")
+
+Event = dict[str, Any]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def other_side(side: Side) -> Side:
+    """Returns the opposing side."""
+    return "red" if side == "blue" else "blue"
+
+
+def side_index(side: Side) -> int:
+    """Returns 0 for blue and 1 for red (index into per-side pairs)."""
+    return 0 if side == "blue" else 1
+
+
+@dataclass(frozen=True)
+class Base:
+    """A drawn base: a round wall of one side, with room for `capacity` soldiers."""
+
+    id: str
+    side: Side
+    x: float
+    y: float
+    r: float
+    capacity: int
+
+    @property
+    def shape(self) -> Circle:
+        """The base's outline."""
+        return Circle(self.x, self.y, self.r)
+
+    def contains(self, x: float, y: float) -> bool:
+        """Tells whether a point is inside the wall (on the wall counts as inside)."""
+        dx, dy = x - self.x, y - self.y
+        return dx * dx + dy * dy <= self.r * self.r
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the base as PROTOCOL.md writes it."""
+        return {
+            "id": self.id,
+            "side": self.side,
+            "x": self.x,
+            "y": self.y,
+            "r": self.r,
+            "capacity": self.capacity,
+        }
+
+
+@dataclass(frozen=True)
+class Cross:
+    """How a soldier was crossed out: by whom, why, and the colour of the cross."""
+
+    by: str
+    cause: str
+    side: Side
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the cross as the snapshot writes it."""
+        return {"by": self.by, "cause": self.cause, "side": self.side}
+
+
+@dataclass(frozen=True)
+class Soldier:
+    """A soldier dot: where he stands, whether he lives, whether he walks on the road."""
+
+    id: str
+    side: Side
+    x: float
+    y: float
+    alive: bool = True
+    on_road: bool = False
+    cross: Cross | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the soldier as the snapshot writes it."""
+        return {
+            "id": self.id,
+            "side": self.side,
+            "x": self.x,
+            "y": self.y,
+            "alive": self.alive,
+            "on_road": self.on_road,
+            "cross": None if self.cross is None else self.cross.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A pending lunge-again chain: the soldier, his lunges left, and the number of his next link."""
+
+    soldier: str
+    credits: int
+    link: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the chain as the snapshot writes it."""
+        return {"soldier": self.soldier, "credits": self.credits, "link": self.link}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """The turn in play: whose, which, what is left of it."""
+
+    side: Side
+    number: int
+    flicks_left: int
+    chain: Chain | None = None
+    sent: bool = False
+    last_stand: bool = False
+    flicked: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the turn as the snapshot writes it."""
+        return {
+            "side": self.side,
+            "number": self.number,
+            "flicks_left": self.flicks_left,
+            "chain": None if self.chain is None else self.chain.to_json(),
+            "sent": self.sent,
+            "last_stand": self.last_stand,
+            "flicked": self.flicked,
+        }
+
+
+@dataclass(frozen=True)
+class Convoy:
+    """Soldiers on the road from one base to another of the same side."""
+
+    side: Side
+    source: str
+    to: str
+    soldiers: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the convoy as the snapshot writes it."""
+        return {"side": self.side, "from": self.source, "to": self.to, "soldiers": list(self.soldiers)}
+
+
+@dataclass(frozen=True)
+class Ink:
+    """A line of ink on the page: the exact polyline of one flick."""
+
+    side: Side
+    kind: str
+    soldier: str
+    points: tuple[tuple[float, float], ...]
+    power: float
+    reach: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the ink as the `ink` event and the snapshot write it."""
+        return {
+            "side": self.side,
+            "kind": self.kind,
+            "soldier": self.soldier,
+            "points": [[x, y] for x, y in self.points],
+            "power": self.power,
+            "reach": self.reach,
+        }
+
+
+class BaseArrays:
+    """Numpy views of the bases, kept while the bases do not change (all through play)."""
+
+    __slots__ = ("all_r2", "code", "n_bases", "ordinal", "r2", "r2s", "x", "xs", "y", "ys")
+
+    def __init__(self, state: State) -> None:
+        bases = state.bases
+        self.n_bases = len(bases)
+        self.xs: list[float] = [b.x for b in bases]
+        self.ys: list[float] = [b.y for b in bases]
+        self.x: FloatArray = np.array(self.xs, dtype=np.float64)
+        self.y: FloatArray = np.array(self.ys, dtype=np.float64)
+        self.r2: FloatArray = np.array([b.r * b.r for b in bases], dtype=np.float64)
+        # The owner's code (1 blue, 2 red), with a trailing 0 so that index -1 ("no base") matches nobody.
+        self.code: npt.NDArray[np.int8] = np.array(
+            [1 if b.side == "blue" else 2 for b in bases] + [0], dtype=np.int8
+        )
+        self.ordinal: npt.NDArray[np.int64] = np.arange(1, self.n_bases + 1, dtype=np.int64)
+        dot_r = state.rules.dot_radius
+        self.all_r2: FloatArray = np.concatenate((self.r2, np.full(len(state.soldiers), dot_r * dot_r)))
+        self.r2s: list[float] = self.all_r2.tolist()
+
+
+class Arrays:
+    """Numpy and list views of one state for the snipe and lunge hot paths.
+
+    `all_x`, `all_y`, `all_r2` hold every circle at once, bases first, then soldiers' dots. `home[j]` is
+    the base whose wall encloses soldier j's centre (bases never overlap) or -1; `counted[j]` tells
+    whether he holds that wall (alive, off the road, the owner's); `garrison[i]` counts base i's holders.
+    """
+
+    __slots__ = ("all_r2", "all_x", "all_y", "counted", "garrison", "home", "n_bases", "r2s", "xs", "ys")
+
+    all_x: FloatArray
+    all_y: FloatArray
+    all_r2: FloatArray
+    xs: list[float]  # the same numbers as Python floats, for the few circles a line comes near
+    ys: list[float]
+    r2s: list[float]
+    n_bases: int
+    home: list[int]
+    counted: list[bool]
+    garrison: list[int]
+
+    @classmethod
+    def build(cls, state: State) -> Arrays:
+        """Computes the views from scratch (few, larger numpy steps: small ones cost ~1 µs each)."""
+        new = cls()
+        soldiers = state.soldiers
+        fixed = state.base_arrays
+        n_bases = new.n_bases = fixed.n_bases
+        new.xs = fixed.xs + [s.x for s in soldiers]
+        new.ys = fixed.ys + [s.y for s in soldiers]
+        new.all_x = np.array(new.xs, dtype=np.float64)
+        new.all_y = np.array(new.ys, dtype=np.float64)
+        new.all_r2 = fixed.all_r2
+        new.r2s = fixed.r2s
+        # 1 blue / 2 red for a soldier who can hold a wall (alive, off the road), 3 for one who cannot.
+        code = np.array(
+            [(1 if s.side == "blue" else 2) if s.alive and not s.on_road else 3 for s in soldiers],
+            dtype=np.int8,
+        )
+        dx = new.all_x[n_bases:, None] - fixed.x
+        dy = new.all_y[n_bases:, None] - fixed.y
+        # Bases never overlap, so at most one True per row: the dot product picks its 1-based index.
+        home = (dx * dx + dy * dy <= fixed.r2).dot(fixed.ordinal) - 1  # the same sums as Base.contains
+        counted = code == fixed.code[home]  # code[-1] is 0, so "no base" never matches
+        new.home = home.tolist()
+        new.counted = counted.tolist()
+        new.garrison = np.bincount(home[counted], minlength=n_bases).tolist()
+        return new
+
+    def patched(self, state: State, changed: list[int]) -> Arrays:
+        """Returns the views for `state`, whose soldiers differ from this one's only at `changed`."""
+        new = Arrays()
+        new.n_bases = n_bases = self.n_bases
+        new.all_r2 = self.all_r2
+        new.r2s = self.r2s
+        new.all_x = self.all_x.copy()
+        new.all_y = self.all_y.copy()
+        new.xs = list(self.xs)
+        new.ys = list(self.ys)
+        new.home = list(self.home)
+        new.counted = list(self.counted)
+        new.garrison = list(self.garrison)
+        for j in changed:
+            soldier = state.soldiers[j]
+            if new.counted[j]:
+                new.garrison[new.home[j]] -= 1
+            new.all_x[n_bases + j] = new.xs[n_bases + j] = soldier.x
+            new.all_y[n_bases + j] = new.ys[n_bases + j] = soldier.y
+            home = -1
+            for i, base in enumerate(state.bases):
+                if base.contains(soldier.x, soldier.y):
+                    home = i
+                    break
+            new.home[j] = home
+            new.counted[j] = holds = (
+                home >= 0 and soldier.alive and not soldier.on_road and state.bases[home].side == soldier.side
+            )
+            if holds:
+                new.garrison[home] += 1
+        return new
+
+
+@dataclass(frozen=True)
+class State:
+    """The whole page; immutable. Build a new one with `evolve`."""
+
+    rules: RuleSet
+    seed: int
+    rng: int = 0
+    version: int = 0
+    phase: Phase = "bases"
+    bases: tuple[Base, ...] = ()
+    soldiers: tuple[Soldier, ...] = ()
+    ink: tuple[Ink, ...] = ()
+    turn: Turn | None = None
+    convoys: tuple[Convoy, ...] = ()
+    ready: tuple[bool, bool] = (False, False)
+    winner: Side | None = None
+    end_reason: str | None = None
+
+    # ---- derived, cached per state -------------------------------------------------------------
+
+    @cached_property
+    def soldier_index(self) -> dict[str, int]:
+        """Soldier id → position in `soldiers`."""
+        return {s.id: i for i, s in enumerate(self.soldiers)}
+
+    @cached_property
+    def base_index(self) -> dict[str, int]:
+        """Base id → position in `bases`."""
+        return {b.id: i for i, b in enumerate(self.bases)}
+
+    @cached_property
+    def base_arrays(self) -> BaseArrays:
+        """Numpy arrays of the bases (and every circle's squared radius)."""
+        return BaseArrays(self)
+
+    @cached_property
+    def arrays(self) -> Arrays:
+        """Numpy arrays of bases and soldiers for the snipe and lunge hot paths."""
+        pending = self.__dict__.get(_PENDING_PATCH)
+        if pending is not None:
+            old_arrays, changed = pending
+            return old_arrays.patched(self, changed)  # type: ignore[no-any-return]
+        return Arrays.build(self)
+
+    # ---- questions -----------------------------------------------------------------------------
+
+    @property
+    def actor(self) -> Side | None:
+        """Whose move it is: the side drawing, arranging or playing; None when the page is over."""
+        if self.phase == "bases":
+            return SIDES[len(self.bases) % 2]
+        if self.phase == "positioning":
+            return "blue" if not self.ready[0] else "red"
+        if self.phase == "play" and self.turn is not None:
+            return self.turn.side
+        return None
+
+    def soldier(self, soldier_id: str) -> Soldier:
+        """Returns the soldier with this id (KeyError if there is none)."""
+        return self.soldiers[self.soldier_index[soldier_id]]
+
+    def base(self, base_id: str) -> Base:
+        """Returns the base with this id (KeyError if there is none)."""
+        return self.bases[self.base_index[base_id]]
+
+    def living(self, side: Side) -> list[Soldier]:
+        """Returns the side's living soldiers (on the road included)."""
+        return [s for s in self.soldiers if s.alive and s.side == side]
+
+    def flickable(self, side: Side) -> list[str]:
+        """Returns the ids of the side's soldiers that may flick now (only the chain lunger in a chain)."""
+        turn = self.turn
+        if turn is not None and turn.side == side and turn.chain is not None:
+            return [turn.chain.soldier]
+        return [s.id for s in self.soldiers if s.alive and s.side == side and not s.on_road]
+
+    def bases_of(self, side: Side) -> list[Base]:
+        """Returns the side's bases in drawing order."""
+        return [b for b in self.bases if b.side == side]
+
+    def base_at(self, x: float, y: float) -> Base | None:
+        """Returns the base whose wall encloses the point (bases never overlap), or None."""
+        for base in self.bases:
+            if base.contains(x, y):
+                return base
+        return None
+
+    def garrison(self, base: Base, excluding: str | None = None) -> int:
+        """Counts the owner's living soldiers inside the base, not on the road (`excluding` one id)."""
+        return sum(
+            1
+            for s in self.soldiers
+            if s.alive
+            and not s.on_road
+            and s.side == base.side
+            and s.id != excluding
+            and base.contains(s.x, s.y)
+        )
+
+    def fullness(self, base: Base, excluding: str | None = None) -> float:
+        """Returns `min(1, garrison / capacity)` for the base."""
+        return min(1.0, self.garrison(base, excluding) / base.capacity)
+
+    # ---- JSON ----------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Returns the public PROTOCOL.md "State": no seed, no generator position."""
+        blue_bases = sum(1 for b in self.bases if b.side == "blue")
+        return {
+            "version": self.version,
+            "phase": self.phase,
+            "rules": self.rules.to_json(),
+            "side_to_act": self.actor,
+            "turn": None if self.turn is None else self.turn.to_json(),
+            "bases": [b.to_json() for b in self.bases],
+            "soldiers": [s.to_json() for s in self.soldiers],
+            "ink": [ink.to_json() for ink in self.ink],
+            "convoys": [c.to_json() for c in self.convoys],
+            "setup": {
+                "bases_drawn": {"blue": blue_bases, "red": len(self.bases) - blue_bases},
+                "ready": {"blue": self.ready[0], "red": self.ready[1]},
+            },
+            "winner": self.winner,
+            "end_reason": self.end_reason,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the snapshot plus the seed (32 hex digits) and generator position: private, exact."""
+        data = self.snapshot()
+        data["seed"] = seed_to_hex(self.seed)
+        data["rng"] = self.rng
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> State:
+        """Rebuilds a state from `to_json()` output; raises ValueError on anything malformed."""
+        try:
+            return _state_from_json(data)
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise ValueError(f"not a Dotfight state: {exc!r}") from exc
+
+    def with_rng(self, seed: int) -> State:
+        """Returns the same page with another generator (seed, position 0): luck a bot may sample."""
+        return evolve(self, seed=check_seed(seed), rng=0)
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(State))
+# Caches that stay valid as long as the soldiers' and bases' ids do not change.
+_INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
+# Instance-dictionary key of (arrays of an earlier state, indexes of the soldiers changed since).
+_PENDING_PATCH = "_arrays_patch"
+
+
+def evolve(state: State, **changes: Any) -> State:
+    """Returns a copy of the state with the named fields changed (no validation: rules modules only).
+
+    Copies the instance dictionary directly, which is several times faster than `dataclasses.replace`
+    on a hot path, and keeps the id indexes when the lists of bases and soldiers keep their ids.
+    """
+    new = object.__new__(State)
+    new_dict = new.__dict__
+    old_dict = state.__dict__
+    for name in _FIELD_NAMES:
+        new_dict[name] = old_dict[name]
+    new_dict.update(changes)
+    if "bases" not in changes:
+        for cache in _INDEX_CACHES:
+            if cache in old_dict:
+                new_dict[cache] = old_dict[cache]
+        if "soldiers" not in changes:  # positions and lives unchanged: the arrays still hold
+            if "arrays" in old_dict:
+                new_dict["arrays"] = old_dict["arrays"]
+            elif _PENDING_PATCH in old_dict:
+                new_dict[_PENDING_PATCH] = old_dict[_PENDING_PATCH]
+    return new
+
+
+def replace_soldiers(state: State, updates: dict[int, Soldier]) -> tuple[Soldier, ...]:
+    """Returns the soldiers tuple with the given positions replaced."""
+    soldiers = list(state.soldiers)
+    for index, soldier in updates.items():
+        soldiers[index] = soldier
+    return tuple(soldiers)
+
+
+def evolve_soldiers(state: State, updates: dict[int, Soldier], **changes: Any) -> State:
+    """Returns `evolve(state, soldiers=…, **changes)` with the given soldiers replaced, carrying the hot
+    paths' arrays forward by patching only the changed soldiers when the old state has them."""
+    new = evolve(state, soldiers=replace_soldiers(state, updates), **changes)
+    old_arrays = state.__dict__.get("arrays")
+    if old_arrays is not None and "bases" not in changes:
+        # Patched lazily, on the first use of the new state's arrays, so a resolution pays nothing for it.
+        new.__dict__[_PENDING_PATCH] = (old_arrays, list(updates))
+    return new
+
+
+def new_page(rules: RuleSet, seed: int) -> State:
+    """Starts a blank page: phase "bases", version 0, blue to draw first."""
+    if not isinstance(rules, RuleSet):
+        raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
+    return State(rules=rules, seed=check_seed(seed))
+
+
+# ---- from_json ---------------------------------------------------------------------------------
+
+
+def _side(value: object) -> Side:
+    if value == "blue" or value == "red":
+        return value
+    raise ValueError(f"bad side {value!r}")
+
+
+def _num(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"bad number {value!r}")
+    return float(value)
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"bad integer {value!r}")
+    return value
+
+
+def _bool(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"bad flag {value!r}")
+    return value
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"bad text {value!r}")
+    return value
+
+
+def _state_from_json(data: object) -> State:
+    if not isinstance(data, dict):
+        raise ValueError("a state must be an object")
+    phase = data["phase"]
+    if phase not in PHASES:
+        raise ValueError(f"bad phase {phase!r}")
+    bases = tuple(
+        Base(_str(b["id"]), _side(b["side"]), _num(b["x"]), _num(b["y"]), _num(b["r"]), _int(b["capacity"]))
+        for b in data["bases"]
+    )
+    soldiers = []
+    for s in data["soldiers"]:
+        cross = s["cross"]
+        soldiers.append(
+            Soldier(
+                _str(s["id"]),
+                _side(s["side"]),
+                _num(s["x"]),
+                _num(s["y"]),
+                _bool(s["alive"]),
+                _bool(s["on_road"]),
+                None
+                if cross is None
+                else Cross(_str(cross["by"]), _str(cross["cause"]), _side(cross["side"])),
+            )
+        )
+    ink = tuple(
+        Ink(
+            _side(i["side"]),
+            _str(i["kind"]),
+            _str(i["soldier"]),
+            tuple((_num(p[0]), _num(p[1])) for p in i["points"]),
+            _num(i["power"]),
+            _num(i["reach"]),
+        )
+        for i in data["ink"]
+    )
+    turn_data = data["turn"]
+    turn = None
+    if turn_data is not None:
+        chain_data = turn_data["chain"]
+        chain = (
+            None
+            if chain_data is None
+            else Chain(_str(chain_data["soldier"]), _int(chain_data["credits"]), _int(chain_data["link"]))
+        )
+        turn = Turn(
+            _side(turn_data["side"]),
+            _int(turn_data["number"]),
+            _int(turn_data["flicks_left"]),
+            chain,
+            _bool(turn_data["sent"]),
+            _bool(turn_data["last_stand"]),
+            _bool(turn_data["flicked"]),
+        )
+    convoys = tuple(
+        Convoy(_side(c["side"]), _str(c["from"]), _str(c["to"]), tuple(_str(x) for x in c["soldiers"]))
+        for c in data["convoys"]
+    )
+    ready = data["setup"]["ready"]
+    winner = data["winner"]
+    end_reason = data["end_reason"]
+    if end_reason is not None and end_reason not in END_REASONS:
+        raise ValueError(f"bad end_reason {end_reason!r}")
+    return State(
+        rules=RuleSet.from_json(data["rules"]),
+        seed=seed_from_hex(data["seed"]),
+        rng=_int(data["rng"]),
+        version=_int(data["version"]),
+        phase=cast(Phase, phase),
+        bases=bases,
+        soldiers=tuple(soldiers),
+        ink=ink,
+        turn=turn,
+        convoys=convoys,
+        ready=(_bool(ready["blue"]), _bool(ready["red"])),
+        winner=None if winner is None else _side(winner),
+        end_reason=end_reason,
+    )

@@ -1,0 +1,66 @@
+"""Turn bookkeeping (RULES.md §3, §9, §10): turn start, the end of a flick, stop, resign, winning."""
+
+from __future__ import annotations
+
+from .errors import GAME_OVER, IllegalAction
+from .guards import require_actor, require_phase
+from .send import arrive
+from .state import Chain, Event, Side, State, Turn, evolve, other_side
+from .winning import end_page, game_over_event, phase_over_event
+
+
+def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
+    """Starts the side's turn: its convoy arrives, last stand is decided, and the turn is announced."""
+    state, events = arrive(state, side)
+    if state.phase == "over":
+        events.append(phase_over_event())
+        return state, events
+    rules = state.rules
+    living = sum(1 for s in state.soldiers if s.alive and s.side == side)
+    last_stand = living <= rules.last_stand_at
+    flicks = rules.last_stand_flicks if last_stand else 1
+    number = 1 if state.turn is None else state.turn.number + 1
+    state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))
+    events.append(
+        {"type": "turn", "side": side, "flicks": flicks, "last_stand": last_stand, "number": number}
+    )
+    return state, events
+
+
+def finish_flick(state: State) -> tuple[State, list[Event]]:
+    """After a resolved flick or stop: passes the turn once no flick is left and no chain is pending."""
+    turn = state.turn
+    if state.phase != "play" or turn is None or turn.flicks_left > 0 or turn.chain is not None:
+        return state, []
+    return start_turn(state, other_side(turn.side))
+
+
+def stop(state: State, side: Side) -> tuple[State, list[Event]]:
+    """`stop`: drops a pending chain (the turn goes on if flicks are left), or ends the turn."""
+    require_phase(state, "play", "stop")
+    require_actor(state, side, "stop")
+    turn = state.turn
+    assert turn is not None
+    if turn.chain is not None:
+        state = evolve(state, turn=_with_chain(turn, None))
+        events: list[Event] = [{"type": "bonus", "reason": "lunge_again", "credits": 0}]
+        state, more = finish_flick(state)
+        return state, events + more
+    if not turn.flicked:
+        raise IllegalAction("stop_before_flick", "stop: a turn can only be ended early after its first flick")
+    state = evolve(
+        state, turn=Turn(turn.side, turn.number, 0, None, turn.sent, turn.last_stand, turn.flicked)
+    )
+    return finish_flick(state)
+
+
+def resign(state: State, side: Side) -> tuple[State, list[Event]]:
+    """`resign`: the page ends for the other side, at any moment, in or out of turn."""
+    if state.phase == "over":
+        raise IllegalAction("game_over", "the page is already over; there is nothing to resign", GAME_OVER)
+    winner = other_side(side)
+    return end_page(state, winner, "resigned"), [game_over_event(winner, "resigned"), phase_over_event()]
+
+
+def _with_chain(turn: Turn, chain: Chain | None) -> Turn:
+    return Turn(turn.side, turn.number, turn.flicks_left, chain, turn.sent, turn.last_stand, turn.flicked)

@@ -1,0 +1,80 @@
+"""The FastAPI app: `create_app(settings)` wires storage, the page authority, the hub and the web app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+import dotfight
+from dotfight.server.bot_runner import BotRunner, load_bot_factory
+from dotfight.server.errors import ApiError, install_error_handlers
+from dotfight.server.hub import Hub
+from dotfight.server.limits import BodySizeLimit, RateLimiter
+from dotfight.server.master import Applied, Master, events_message
+from dotfight.server.page_view import LoadedPage
+from dotfight.server.routes import health, pages, ws
+from dotfight.server.services import Services
+from dotfight.server.settings import Settings
+from dotfight.store.database import make_engine
+from dotfight.store.migrations import upgrade_to_head
+
+CLOSE_GOING_AWAY = 1001
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Builds the app; on start it migrates the database to the newest schema, on stop it closes all."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        database = make_engine(settings.database_url)
+        await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
+        master = Master(settings, database)
+        hub = Hub()
+
+        def announce(page: LoadedPage, applied: Applied) -> None:
+            hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
+
+        master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
+        bots = BotRunner(master, load_bot_factory())
+        limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
+        app.state.services = Services(settings, master, hub, bots, limiter)
+        try:
+            yield
+        finally:
+            await bots.stop()
+            await hub.close_all(CLOSE_GOING_AWAY)
+            master.close()
+            database.dispose()
+
+    app = FastAPI(title="Dotfight", version=dotfight.__version__, lifespan=lifespan)
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    if settings.allowed_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.allowed_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )
+    app.include_router(health.router)
+    app.include_router(pages.router)
+    app.include_router(ws.router)
+
+    index = settings.web_dir / "index.html"
+
+    @app.get("/p/{page_id}", include_in_schema=False)
+    async def page_app(page_id: pages.PageId) -> FileResponse:
+        """Serves the web app for a page link (the app reads the id from the path, the seat from the #)."""
+        if not index.is_file():
+            raise ApiError("not_found", "the web app is not installed")
+        return FileResponse(index, media_type="text/html")
+
+    app.mount("/", StaticFiles(directory=settings.web_dir, html=True, check_dir=False), name="web")
+    return app

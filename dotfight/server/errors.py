@@ -1,0 +1,96 @@
+"""Errors with stable codes, and the handlers that answer them as `{error: {code, message, reason?}}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+# Every code the server answers with, and its HTTP status.
+STATUS_BY_CODE: dict[str, int] = {
+    "bad_request": 400,
+    "mode_unavailable": 400,
+    "bad_token": 401,
+    "not_found": 404,
+    "not_your_turn": 409,
+    "game_over": 409,
+    "stale_version": 409,
+    "too_large": 413,
+    "illegal_action": 422,
+    "rate_limited": 429,
+    "unavailable": 503,
+}
+
+
+class ApiError(Exception):
+    """A refusal with a stable code; `extra` adds top-level fields to the body (e.g. `snapshot`)."""
+
+    def __init__(
+        self, code: str, message: str, *, reason: str | None = None, extra: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        if code not in STATUS_BY_CODE:
+            raise ValueError(f"unknown error code {code!r}")
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.extra = extra or {}
+
+    @property
+    def status(self) -> int:
+        """The HTTP status of this error."""
+        return STATUS_BY_CODE[self.code]
+
+    def error_body(self) -> dict[str, Any]:
+        """Returns the `{code, message, reason?}` object."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.reason is not None:
+            body["reason"] = self.reason
+        return body
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the whole HTTP body."""
+        return {"error": self.error_body(), **self.extra}
+
+
+def error_response(error: ApiError) -> JSONResponse:
+    """Answers an ApiError over HTTP."""
+    return JSONResponse(error.to_json(), status_code=error.status)
+
+
+def describe_validation_error(errors: Any) -> str:
+    """Says what was wrong with a request in words, without echoing the input back."""
+    parts = []
+    for item in list(errors)[:3]:
+        location = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
+        message = item.get("msg", "invalid")
+        parts.append(f"{location}: {message}" if location else str(message))
+    return "; ".join(parts) or "the request is not valid"
+
+
+async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def _validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(ApiError("bad_request", describe_validation_error(exc.errors())))
+
+
+async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        return error_response(ApiError("not_found", "nothing here"))
+    body = {"error": {"code": "bad_request", "message": str(exc.detail)}}
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Makes every refusal of `app` answer in the `{error: {...}}` shape."""
+    app.add_exception_handler(ApiError, _api_error_handler)
+    app.add_exception_handler(RequestValidationError, _validation_error_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_error_handler)

@@ -1,0 +1,421 @@
+"""The authority over every page: the one place where actions are checked, applied, stored and announced.
+
+Each action runs under the page's asyncio lock, and its check of the version, the engine's verdict and
+the write of log entry, new version and state cache happen in one database transaction. Only after the
+commit are the events handed to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a
+move that a crash could take back. Database work runs on a small thread pool off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
+from dotfight.server import fair_dice, tokens
+from dotfight.server.cache import LruCache
+from dotfight.server.errors import ApiError
+from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
+from dotfight.server.schemas import PageCreate
+from dotfight.server.settings import Settings
+from dotfight.store import repository
+from dotfight.store.database import database_answers, make_session_factory
+from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who holds a token: one side, or both (`side` None: the local token, acting for `state.actor`)."""
+
+    side: str | None
+
+    @property
+    def label(self) -> str:
+        """Returns "blue", "red" or "both"."""
+        return self.side or "both"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The outcome of one action: its version and events (`duplicate`: answered from the log)."""
+
+    version: int
+    events: list[dict[str, Any]]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class NewPage:
+    """A page just created, with its tokens (shown once) and first state."""
+
+    page: LoadedPage
+    seats: dict[str, str | None]
+
+
+# Called after every committed action, still under the page's lock (so in version order):
+# (page, events) -> None. Listeners must not block.
+Listener = Callable[[LoadedPage, Applied], None]
+
+
+def events_message(version: int, events: list[dict[str, Any]]) -> str:
+    """Serialises the `{type: "events"}` message once, for every connection of a page."""
+    return json.dumps({"type": "events", "version": version, "events": events}, separators=(",", ":"))
+
+
+class _VersionTaken(Exception):
+    """Another writer (another worker process) moved the page on between our read and our write."""
+
+
+def _engine_refusal(error: EngineError) -> ApiError:
+    code = "bad_request" if isinstance(error, MalformedAction) else error.code
+    return ApiError(code, error.message, reason=error.reason)
+
+
+class Master:
+    """Creates pages, applies actions and answers every read, with one writer per page at a time."""
+
+    def __init__(self, settings: Settings, database: Engine) -> None:
+        self._settings = settings
+        self._database = database
+        self._sessions = make_session_factory(database)
+        self._db_threads = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-db")
+        self._pages: LruCache[str, LoadedPage] = LruCache(settings.state_cache_pages)
+        self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(
+            settings.state_cache_pages
+        )
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._listeners: list[Listener] = []
+
+    # ----------------------------------------------------------------------------------------------
+    # plumbing
+
+    def add_listener(self, listener: Listener) -> None:
+        """Registers a callback told of every committed action (after the commit, in version order)."""
+        self._listeners.append(listener)
+
+    def close(self) -> None:
+        """Stops the database threads (waiting for running work)."""
+        self._db_threads.shutdown(wait=True)
+
+    async def _in_db(self, work: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._db_threads, partial(work, *args))
+
+    def page_lock(self, page_id: str) -> asyncio.Lock:
+        """Returns the lock held while an action of this page is applied, stored and announced."""
+        lock = self._locks.get(page_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[page_id] = lock
+        return lock
+
+    # ----------------------------------------------------------------------------------------------
+    # reads
+
+    async def healthy(self) -> bool:
+        """Tells whether the database answers."""
+        return await self._in_db(database_answers, self._database)
+
+    async def page(self, page_id: str) -> LoadedPage:
+        """Returns the page at its latest version; raises not_found."""
+        return await self._in_db(self._read_page, page_id)
+
+    def _read_page(self, page_id: str) -> LoadedPage:
+        with self._sessions() as session:
+            row = repository.get_page(session, page_id)
+            if row is None:
+                raise ApiError("not_found", "no page with this id")
+            cached = self._pages.get(page_id)
+            if cached is not None and cached.state.version == row.version:
+                return cached
+            page = self._rebuild(session, row)
+            session.commit()
+            return page
+
+    def _rebuild(self, session: Session, row: PageRow) -> LoadedPage:
+        """Builds the page's state from the cached private state, or from the log when that is stale."""
+        meta = PageMeta.from_row(row)
+        if row.state_cache is not None and row.cache_version == row.version:
+            state = State.from_json(row.state_cache)
+        else:
+            logger.info("page %s: rebuilding state from its log", row.id)
+            entries = repository.actions_after(session, row.id, 0)
+            replay = Replay(
+                RuleSet.from_json(row.rules),
+                int(row.seed, 16),
+                [{"side": entry.side, "action": entry.action} for entry in entries],
+            )
+            if replay.error is not None or replay.valid != len(entries):
+                raise RuntimeError(f"page {row.id}: its log does not replay ({replay.error!r})")
+            state = replay.state
+            repository.store_state_cache(session, row.id, row.version, state.to_json())
+        page = LoadedPage(meta, state)
+        self._pages.put(row.id, page)
+        return page
+
+    async def log(self, page_id: str) -> dict[str, Any]:
+        """Returns the page's whole log (the seed only once the page is over)."""
+        return await self._in_db(self._read_log, page_id)
+
+    def _read_log(self, page_id: str) -> dict[str, Any]:
+        page = self._read_page(page_id)
+        with self._sessions() as session:
+            entries = repository.actions_after(session, page_id, 0)
+        # The log is read after the page: entries newer than the page's version are left out, so the
+        # seed is never shown beside a log that does not end the page.
+        entries = [entry for entry in entries if entry.version <= page.state.version]
+        meta = page.meta
+        return {
+            "id": meta.id,
+            "mode": meta.mode,
+            "preset": meta.preset,
+            "rules": meta.rules,
+            "seed_sha256": meta.seed_sha256,
+            "seed": page.revealed_seed(),
+            "entries": [
+                {
+                    "version": entry.version,
+                    "side": entry.side,
+                    "action": entry.action,
+                    "events": entry.events,
+                    "move_id": entry.move_id,
+                    "at": iso_utc(entry.created_at),
+                }
+                for entry in entries
+            ],
+        }
+
+    async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
+        """Returns the events of each logged action after `version`, oldest first."""
+        return await self._in_db(self._read_events_since, page_id, version)
+
+    def _read_events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
+        with self._sessions() as session:
+            return [entry.events for entry in repository.actions_after(session, page_id, version)]
+
+    async def summaries(self, page_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Returns short summaries of the pages named (unknown ids skipped)."""
+        return await self._in_db(self._read_summaries, page_ids)
+
+    def _read_summaries(self, page_ids: Sequence[str]) -> list[dict[str, Any]]:
+        with self._sessions() as session:
+            rows = repository.get_pages(session, page_ids)
+        return [
+            {
+                "id": row.id,
+                "mode": row.mode,
+                "preset": row.preset,
+                "status": row.status,
+                "winner": row.winner,
+                "version": row.version,
+                "phase": row.phase,
+                "side_to_act": row.side_to_act,
+                "created_at": iso_utc(row.created_at),
+                "updated_at": iso_utc(row.updated_at),
+            }
+            for row in rows
+        ]
+
+    async def seat(self, page_id: str, token: str | None) -> Seat:
+        """Returns the seat a token holds on a page; raises not_found or bad_token."""
+        seats = await self._in_db(self._read_seats, page_id)
+        stored = tokens.matching_hash(token, (stored for stored, _ in seats)) if token else None
+        if stored is None:
+            raise ApiError("bad_token", "this link cannot act on this page")
+        return Seat(side=dict(seats)[stored])
+
+    def _read_seats(self, page_id: str) -> tuple[tuple[str, str | None], ...]:
+        cached = self._seat_hashes.get(page_id)
+        if cached is not None:
+            return cached
+        with self._sessions() as session:
+            if repository.get_page(session, page_id) is None:
+                raise ApiError("not_found", "no page with this id")
+            seats = tuple((row.token_hash, row.side) for row in repository.page_seats(session, page_id))
+        self._seat_hashes.put(page_id, seats)
+        return seats
+
+    # ----------------------------------------------------------------------------------------------
+    # writes
+
+    async def create(self, request: PageCreate, bot_seed: int | None) -> NewPage:
+        """Creates a page; `bot_seed` is given for bot pages (the caller checked the bot is there)."""
+        try:
+            rules = RuleSet.preset(request.preset, **(request.rules or {}))
+        except (EngineError, TypeError, ValueError) as error:
+            raise ApiError("bad_request", f"these rules cannot be played: {error}") from error
+        seed = request.seed_value()
+        if seed is None:
+            seed = fair_dice.new_seed()
+        state = new_page(rules, seed)
+        now = utc_now()
+        bot = None
+        if request.mode == "bot":
+            wanted = request.bot
+            bot_side = wanted.side if wanted is not None else "red"
+            bot = BotSeat(side=bot_side, strength=wanted.strength if wanted else "normal", seed=bot_seed or 0)
+        row = PageRow(
+            id=tokens.new_page_id(),
+            rules=rules.to_json(),
+            preset=request.preset,
+            seed=fair_dice.seed_hex(seed),
+            seed_sha256=fair_dice.seed_commitment(seed),
+            mode=request.mode,
+            status=status_of(state),
+            phase=state.phase,
+            side_to_act=state.actor,
+            winner=state.winner,
+            version=state.version,
+            bot=None if bot is None else bot.to_json(),
+            state_cache=state.to_json(),
+            cache_version=state.version,
+            created_at=now,
+            updated_at=now,
+        )
+        seats, seat_rows = self._new_seats(row.id, request.mode, bot)
+        await self._in_db(self._insert_page, row, seat_rows)
+        page = LoadedPage(PageMeta.from_row(row), state)
+        self._pages.put(row.id, page)
+        self._seat_hashes.put(row.id, tuple((seat.token_hash, seat.side) for seat in seat_rows))
+        return NewPage(page=page, seats=seats)
+
+    @staticmethod
+    def _new_seats(
+        page_id: str, mode: str, bot: BotSeat | None
+    ) -> tuple[dict[str, str | None], list[SeatRow]]:
+        if mode == "local":
+            token = tokens.new_token()
+            row = SeatRow(page_id=page_id, side=None, kind="local", token_hash=tokens.token_hash(token))
+            return {"blue": token, "red": token}, [row]
+        seats: dict[str, str | None] = {}
+        rows = []
+        for side in ("blue", "red"):
+            if bot is not None and bot.side == side:
+                seats[side] = None
+                continue
+            token = tokens.new_token()
+            seats[side] = token
+            rows.append(SeatRow(page_id=page_id, side=side, kind="seat", token_hash=tokens.token_hash(token)))
+        return seats, rows
+
+    def _insert_page(self, row: PageRow, seats: list[SeatRow]) -> None:
+        with self._sessions() as session, session.begin():
+            repository.add_page(session, row, seats)
+
+    async def act(
+        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
+    ) -> Applied:
+        """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
+
+        Raises ApiError: not_found, stale_version (with the snapshot), the engine's refusals, or
+        bad_request when a move_id was already used by the other side.
+        """
+        lock = self.page_lock(page_id)
+        async with lock:
+            page, applied = await self._in_db(self._apply_and_store, page_id, seat, action, version, move_id)
+            if not applied.duplicate:
+                for listener in self._listeners:
+                    try:
+                        listener(page, applied)
+                    except Exception:  # a listener's failure must not undo a committed move
+                        logger.exception("page %s: listener failed", page_id)
+        return applied
+
+    def _apply_and_store(
+        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
+    ) -> tuple[LoadedPage, Applied]:
+        try:
+            return self._try_apply_and_store(page_id, seat, action, version, move_id)
+        except (IntegrityError, _VersionTaken):
+            # Another writer took this version, or this move_id is in the log already.
+            self._pages.drop(page_id)
+            if move_id is not None:
+                duplicate = self._logged_move(page_id, seat, move_id)
+                if duplicate is not None:
+                    return self._read_page(page_id), duplicate
+            raise self._stale(self._read_page(page_id)) from None
+
+    def _try_apply_and_store(
+        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
+    ) -> tuple[LoadedPage, Applied]:
+        with self._sessions() as session, session.begin():
+            page = self._pages.get(page_id)
+            if page is None or page.state.version != version:
+                # Not in memory, or the client is behind (or another worker moved on): ask the database.
+                row = repository.get_page(session, page_id)
+                if row is None:
+                    raise ApiError("not_found", "no page with this id")
+                if page is None or page.state.version != row.version:
+                    page = self._rebuild(session, row)
+            if page.state.version != version:
+                if move_id is not None:
+                    duplicate = self._logged_move(page_id, seat, move_id, session)
+                    if duplicate is not None:
+                        return page, duplicate
+                raise self._stale(page)
+            side = seat.side or page.state.actor or "blue"
+            try:
+                new_state, events = apply(page.state, side, action)
+            except EngineError as error:
+                raise _engine_refusal(error) from None
+            now = utc_now()
+            entry = ActionRow(
+                page_id=page_id,
+                version=new_state.version,
+                side=side,
+                action=action,
+                events=events,
+                move_id=move_id,
+                created_at=now,
+            )
+            changes = {
+                "version": new_state.version,
+                "phase": new_state.phase,
+                "side_to_act": new_state.actor,
+                "winner": new_state.winner,
+                "status": status_of(new_state),
+                "state_cache": new_state.to_json(),
+                "cache_version": new_state.version,
+            }
+            if not repository.append_action(session, page_id, version, entry, changes, now):
+                self._pages.drop(page_id)
+                raise _VersionTaken(page_id)
+        new_page_state = LoadedPage(page.meta, new_state)
+        self._pages.put(page_id, new_page_state)
+        return new_page_state, Applied(version=new_state.version, events=events)
+
+    def _logged_move(
+        self, page_id: str, seat: Seat, move_id: str, session: Session | None = None
+    ) -> Applied | None:
+        if session is None:
+            with self._sessions() as own_session:
+                return self._logged_move(page_id, seat, move_id, own_session)
+        entry = repository.action_by_move_id(session, page_id, move_id)
+        if entry is None:
+            return None
+        if seat.side is not None and entry.side != seat.side:
+            raise ApiError("bad_request", "this move_id was already used by the other side")
+        return Applied(version=entry.version, events=entry.events, duplicate=True)
+
+    @staticmethod
+    def _stale(page: LoadedPage) -> ApiError:
+        return ApiError(
+            "stale_version",
+            f"the page is at version {page.state.version}",
+            extra={"snapshot": page.public_snapshot()},
+        )

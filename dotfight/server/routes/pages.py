@@ -1,0 +1,99 @@
+"""HTTP routes of pages: create, read, log, act and the exercise book's summaries."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+
+from dotfight.server.deps import BearerToken, RateLimited, ServicesDep
+from dotfight.server.errors import ApiError
+from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
+from dotfight.server.settings import Settings
+
+router = APIRouter(prefix="/api")
+
+PAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+PageId = Annotated[str, Path(pattern=PAGE_ID_PATTERN)]
+# Bits of the bot's own generator seed (kept well inside a signed 64-bit integer for any database).
+BOT_SEED_BITS = 62
+
+
+def public_base(settings: Settings, request: Request) -> str:
+    """Returns the base of absolute links: the configured public URL, else the request's own."""
+    base = settings.public_url or str(request.base_url)
+    return base.rstrip("/")
+
+
+@router.post("/pages", status_code=201, dependencies=[RateLimited])
+async def create_page(body: PageCreate, request: Request, services: ServicesDep) -> PageCreated:
+    """Creates a page and answers its seats, links, seed commitment and first snapshot."""
+    bot_seed = None
+    if body.mode == "bot":
+        if not services.bots.available:
+            raise ApiError("mode_unavailable", "Dawood-bot cannot play on this server yet")
+        bot_seed = secrets.randbits(BOT_SEED_BITS)
+    created = await services.master.create(body, bot_seed)
+    services.bots.wake(created.page)
+    page_id = created.page.meta.id
+    base = public_base(services.settings, request)
+    links: dict[str, Any] = {
+        side: None if token is None else f"{base}/p/{page_id}#seat={token}"
+        for side, token in created.seats.items()
+    }
+    links["watch"] = f"{base}/p/{page_id}"
+    return PageCreated.model_validate(
+        {
+            "id": page_id,
+            "seats": created.seats,
+            "links": links,
+            "seed_sha256": created.page.meta.seed_sha256,
+            "snapshot": created.page.public_snapshot(),
+        }
+    )
+
+
+@router.get("/pages")
+async def page_summaries(
+    services: ServicesDep, ids: Annotated[str, Query(max_length=2000)]
+) -> list[PageSummary]:
+    """Answers short summaries of the pages named (unknown ids are skipped)."""
+    wanted = list(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
+    limit = services.settings.max_summary_ids
+    if len(wanted) > limit:
+        raise ApiError("bad_request", f"ask for at most {limit} pages at once")
+    wanted = [page_id for page_id in wanted if re.fullmatch(PAGE_ID_PATTERN, page_id)]
+    rows = await services.master.summaries(wanted)
+    return [PageSummary.model_validate(row) for row in rows]
+
+
+@router.get("/pages/{page_id}")
+async def page_snapshot(page_id: PageId, services: ServicesDep, token: BearerToken) -> JSONResponse:
+    """Answers the page's snapshot; with a seat token, also which seat it holds (`seat`)."""
+    page = await services.master.page(page_id)
+    snapshot = page.public_snapshot()
+    if token is not None:
+        snapshot["seat"] = (await services.master.seat(page_id, token)).label
+    services.bots.wake(page)  # e.g. after a restart while it was the bot's move
+    return JSONResponse(snapshot)
+
+
+@router.get("/pages/{page_id}/log")
+async def page_log(page_id: PageId, services: ServicesDep) -> JSONResponse:
+    """Answers every action of the page with its events, in order (the seed once the page is over)."""
+    return JSONResponse(await services.master.log(page_id))
+
+
+@router.post("/pages/{page_id}/actions", dependencies=[RateLimited])
+async def page_action(
+    page_id: PageId, body: ActionIn, services: ServicesDep, token: BearerToken
+) -> ActionResult:
+    """Applies one action for the seat of the bearer token at the version the client saw."""
+    if token is None:
+        raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
+    seat = await services.master.seat(page_id, token)
+    applied = await services.master.act(page_id, seat, body.action, body.version, body.move_id)
+    return ActionResult(version=applied.version, events=applied.events)

@@ -1,0 +1,197 @@
+"""The WebSocket of a page: hello, catch-up, actions with acks, errors, presence, and flood guards."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, WebSocket
+from pydantic import TypeAdapter, ValidationError
+from starlette.datastructures import Headers
+
+from dotfight.server.deps import get_services
+from dotfight.server.errors import ApiError, describe_validation_error
+from dotfight.server.hub import Connection
+from dotfight.server.limits import TokenBucket
+from dotfight.server.master import Seat
+from dotfight.server.routes.pages import PAGE_ID_PATTERN
+from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
+from dotfight.server.services import Services
+from dotfight.server.settings import Settings
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+CLOSE_POLICY = 1008  # flood, refused hello, bad origin
+CLOSE_TOO_BIG = 1009
+# A client further behind than this many actions gets the whole snapshot instead of the events.
+MAX_CATCH_UP_ACTIONS = 200
+
+_client_message: TypeAdapter[HelloMessage | ActionMessage] = TypeAdapter(ClientMessage)
+
+
+def origin_allowed(headers: Headers, settings: Settings) -> bool:
+    """Allows non-browser clients (no Origin), the server's own host, and the configured origins."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    if origin in settings.allowed_origins:
+        return True
+    parts = urlsplit(origin)
+    host = headers.get("host", "")
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.lower()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def parse_client_message(text: str) -> HelloMessage | ActionMessage:
+    """Reads one client message; raises ApiError bad_request (with the move_id when one is legible)."""
+    try:
+        raw = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as error:
+        raise ApiError("bad_request", f"not JSON: {error}") from None
+    try:
+        return _client_message.validate_python(raw)
+    except ValidationError as error:
+        move_id = raw.get("move_id") if isinstance(raw, dict) else None
+        extra = {"move_id": move_id} if isinstance(move_id, str) and len(move_id) <= 64 else {}
+        raise ApiError("bad_request", describe_validation_error(error.errors()), extra=extra) from None
+
+
+def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]:
+    """Builds the `{type: "error", code, message, move_id?, reason?}` message (stale: with the snapshot)."""
+    message: dict[str, Any] = {"type": "error", **error.error_body(), **error.extra}
+    if move_id is not None:
+        message["move_id"] = move_id
+    return message
+
+
+class PageSocket:
+    """One client's conversation with a page."""
+
+    def __init__(self, services: Services, page_id: str, connection: Connection) -> None:
+        self._services = services
+        self._page_id = page_id
+        self._connection = connection
+        self._seat: Seat | None = None
+        self._joined = False
+        settings = services.settings
+        self._bucket = TokenBucket(settings.ws_messages_per_second, settings.ws_message_burst)
+
+    async def serve(self) -> None:
+        """Reads messages until the client leaves or is closed."""
+        websocket = self._connection.websocket
+        limit = self._services.settings.ws_max_message_bytes
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            size = len(text.encode("utf-8")) if text is not None else len(message.get("bytes") or b"")
+            if size > limit:
+                await self._connection.close_now(CLOSE_TOO_BIG)
+                return
+            if not self._bucket.take():
+                await self._connection.close_now(CLOSE_POLICY)
+                return
+            if text is None:
+                self._connection.send_json(error_message(ApiError("bad_request", "send JSON text frames")))
+                continue
+            try:
+                parsed = parse_client_message(text)
+            except ApiError as error:
+                self._connection.send_json(error_message(error))
+                continue
+            if isinstance(parsed, HelloMessage):
+                if not await self._hello(parsed):
+                    return
+            else:
+                await self._action(parsed)
+
+    async def _hello(self, hello: HelloMessage) -> bool:
+        master = self._services.master
+        connection = self._connection
+        try:
+            seat = await master.seat(self._page_id, hello.token) if hello.token else None
+            # Under the page lock no action can commit between what this client is told and its
+            # joining the broadcasts: it misses nothing and hears nothing twice.
+            async with master.page_lock(self._page_id):
+                page = await master.page(self._page_id)
+                version = page.state.version
+                since = hello.version
+                catch_up = since is not None and 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS
+                if catch_up and not page.over:
+                    batches = await master.events_since(self._page_id, since)
+                    events = [event for batch in batches for event in batch]
+                    connection.send_json({"type": "events", "version": version, "events": events})
+                else:
+                    snapshot = page.public_snapshot()
+                    label = seat.label if seat else None
+                    connection.send_json({"type": "state", "snapshot": snapshot, "seat": label})
+                self._seat = seat
+                connection.seat = seat.label if seat else None
+                if not self._joined:
+                    bot = page.meta.bot
+                    always = frozenset({bot.side}) if bot is not None else frozenset()
+                    self._services.hub.join(self._page_id, connection, always)
+                    self._joined = True
+        except ApiError as error:
+            connection.send_json(error_message(error))
+            connection.close_soon(CLOSE_POLICY)
+            return False
+        self._services.hub.broadcast_presence(self._page_id)
+        self._services.bots.wake(page)
+        return True
+
+    async def _action(self, message: ActionMessage) -> None:
+        connection = self._connection
+        if not self._joined:
+            error = ApiError("bad_request", "say hello first")
+            connection.send_json(error_message(error, message.move_id))
+            return
+        if self._seat is None:
+            error = ApiError("bad_token", "this link can only watch")
+            connection.send_json(error_message(error, message.move_id))
+            return
+        try:
+            applied = await self._services.master.act(
+                self._page_id, self._seat, message.action, message.version, message.move_id
+            )
+        except ApiError as error:
+            connection.send_json(error_message(error, message.move_id))
+            return
+        ack: dict[str, Any] = {"type": "ack", "move_id": message.move_id, "version": applied.version}
+        if applied.duplicate:
+            ack["duplicate"] = True
+        connection.send_json(ack)
+
+    async def leave(self) -> None:
+        """Removes the client from the page and tells the others."""
+        if self._joined:
+            self._services.hub.leave(self._page_id, self._connection)
+            self._services.hub.broadcast_presence(self._page_id)
+        await self._connection.finish()
+
+
+@router.websocket("/api/pages/{page_id}/ws")
+async def page_socket(websocket: WebSocket, page_id: str) -> None:
+    """Serves one WebSocket client of a page (PROTOCOL.md: hello, state/events, action, ack, presence)."""
+    services = get_services(websocket)
+    if not re.fullmatch(PAGE_ID_PATTERN, page_id) or not origin_allowed(websocket.headers, services.settings):
+        await websocket.close(code=CLOSE_POLICY)  # before accepting: the handshake is refused (403)
+        return
+    await websocket.accept()
+    connection = Connection(websocket, services.settings.ws_send_queue)
+    socket = PageSocket(services, page_id, connection)
+    try:
+        await socket.serve()
+    except Exception:
+        logger.exception("page %s: a WebSocket failed", page_id)
+        await connection.close_now(1011)
+    finally:
+        await socket.leave()

@@ -1,0 +1,196 @@
+"""The shapes of what crosses the wire, per direction: what clients send (strict) and what they get."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+Side = Literal["blue", "red"]
+Mode = Literal["local", "bot", "link", "live"]
+Preset = Literal["classic", "quick", "dawood", "custom"]
+Strength = Literal["easy", "normal", "hard"]
+
+SEED_LIMIT = 2**128
+# Deepest nesting a client's free-form JSON (an action, rule overrides) may have.
+MAX_JSON_DEPTH = 6
+
+MoveId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")]
+Token = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Version = Annotated[StrictInt, Field(ge=0)]
+
+
+def ensure_plain_json(value: Any, depth: int = 0) -> Any:
+    """Refuses NaN, infinities and deep nesting anywhere inside free-form JSON; returns it unchanged."""
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError("nested too deeply")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            ensure_plain_json(key, depth + 1)
+            ensure_plain_json(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            ensure_plain_json(item, depth + 1)
+    return value
+
+
+class Incoming(BaseModel):
+    """Base of everything a client sends: unknown fields and non-finite numbers are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class BotIn(Incoming):
+    """Dawood-bot's seat on a bot page."""
+
+    strength: Strength = "normal"
+    side: Side = "red"
+
+
+class PageCreate(Incoming):
+    """`POST /api/pages`: a new page."""
+
+    preset: Preset = "classic"
+    rules: dict[str, Any] | None = None
+    mode: Mode
+    seed: StrictInt | StrictStr | None = None
+    bot: BotIn | None = None
+
+    @field_validator("rules")
+    @classmethod
+    def _plain_rules(cls, rules: dict[str, Any] | None) -> dict[str, Any] | None:
+        return ensure_plain_json(rules)
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_in_range(cls, seed: int | str | None) -> int | str | None:
+        if seed is not None:
+            parse_seed(seed)
+        return seed
+
+    @model_validator(mode="after")
+    def _fields_fit_mode(self) -> PageCreate:
+        if self.seed is not None and self.mode != "local":
+            raise ValueError("a chosen seed is only allowed in local mode")
+        if self.bot is not None and self.mode != "bot":
+            raise ValueError("bot settings are only allowed in bot mode")
+        return self
+
+    def seed_value(self) -> int | None:
+        """Returns the chosen seed as an int, or None."""
+        return None if self.seed is None else parse_seed(self.seed)
+
+
+def parse_seed(seed: int | str) -> int:
+    """Reads a seed given as an int or as up to 32 hex digits; raises ValueError when out of range."""
+    if isinstance(seed, str):
+        if not 1 <= len(seed) <= 32 or any(ch not in "0123456789abcdefABCDEF" for ch in seed):
+            raise ValueError("a seed string must be 1 to 32 hex digits")
+        return int(seed, 16)
+    if not 0 <= seed < SEED_LIMIT:
+        raise ValueError("a seed must be at least 0 and below 2**128")
+    return seed
+
+
+class ActionIn(Incoming):
+    """`POST /api/pages/{id}/actions`: one action at the version the client saw."""
+
+    action: dict[str, Any]
+    version: Version
+    move_id: MoveId | None = None
+
+    @field_validator("action")
+    @classmethod
+    def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
+        return ensure_plain_json(action)
+
+
+class HelloMessage(Incoming):
+    """WebSocket: the first message; without a token the connection only watches."""
+
+    type: Literal["hello"]
+    token: Token | None = None
+    version: Version | None = None
+
+
+class ActionMessage(Incoming):
+    """WebSocket: one action, with the client's own id for safe retries."""
+
+    type: Literal["action"]
+    action: dict[str, Any]
+    version: Version
+    move_id: MoveId
+
+    @field_validator("action")
+    @classmethod
+    def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
+        return ensure_plain_json(action)
+
+
+ClientMessage = Annotated[HelloMessage | ActionMessage, Field(discriminator="type")]
+
+
+class Links(BaseModel):
+    """Absolute links of a page: one per seat (None for Dawood-bot's) and one to watch."""
+
+    blue: str | None
+    red: str | None
+    watch: str
+
+
+class Seats(BaseModel):
+    """Seat tokens, shown once at creation (None for Dawood-bot's seat)."""
+
+    blue: str | None
+    red: str | None
+
+
+class PageCreated(BaseModel):
+    """The answer to `POST /api/pages`."""
+
+    id: str
+    seats: Seats
+    links: Links
+    seed_sha256: str
+    snapshot: dict[str, Any]
+
+
+class PageSummary(BaseModel):
+    """One line of the exercise book: `GET /api/pages?ids=`."""
+
+    id: str
+    mode: Mode
+    preset: str
+    status: str
+    winner: Side | None
+    version: int
+    phase: str
+    side_to_act: Side | None
+    created_at: str
+    updated_at: str
+
+
+class ActionResult(BaseModel):
+    """The answer to an applied action."""
+
+    version: int
+    events: list[dict[str, Any]]
+
+
+class Health(BaseModel):
+    """The answer to `GET /api/health`."""
+
+    status: Literal["ok"]
+    version: str

@@ -1,0 +1,22 @@
+"""The long-lived parts of a running server, built at start-up and shared by every request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dotfight.server.bot_runner import BotRunner
+from dotfight.server.hub import Hub
+from dotfight.server.limits import RateLimiter
+from dotfight.server.master import Master
+from dotfight.server.settings import Settings
+
+
+@dataclass
+class Services:
+    """Settings, the page authority, the WebSocket hub, the bot seat and the HTTP rate limiter."""
+
+    settings: Settings
+    master: Master
+    hub: Hub
+    bots: BotRunner
+    http_limiter: RateLimiter

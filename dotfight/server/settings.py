@@ -1,0 +1,41 @@
+"""Server settings, read from the environment with the prefix DOTFIGHT_ (e.g. DOTFIGHT_DATABASE_URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The repository root: web/ and alembic/ live next to the package (an editable install keeps them there).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Settings(BaseSettings):
+    """Everything the server can be told; defaults suit one machine serving an SQLite file."""
+
+    model_config = SettingsConfigDict(env_prefix="DOTFIGHT_", extra="ignore")
+
+    database_url: str = "sqlite:///./dotfight.sqlite3"
+    web_dir: Path = REPO_ROOT / "web"
+    alembic_dir: Path = REPO_ROOT / "alembic"
+    # Links are built on this base (e.g. "https://dotfight.example"); by default on the request's own.
+    public_url: str | None = None
+    # Browser origins allowed besides the server's own host (WebSocket handshakes and CORS).
+    allowed_origins: list[str] = Field(default_factory=list)
+
+    max_body_bytes: int = Field(default=8192, gt=0)
+    ws_max_message_bytes: int = Field(default=8192, gt=0)
+    # Per WebSocket connection: a token bucket of this rate and burst; exceeding it closes with 1008.
+    ws_messages_per_second: float = Field(default=20.0, gt=0)
+    ws_message_burst: int = Field(default=40, gt=0)
+    # Frames a slow client may leave unread before it is dropped (it can resume from its version).
+    ws_send_queue: int = Field(default=256, gt=0)
+    # Per client address, on the HTTP requests that change something (POST).
+    http_requests_per_second: float = Field(default=30.0, gt=0)
+    http_request_burst: int = Field(default=120, gt=0)
+    max_summary_ids: int = Field(default=50, gt=0)
+    # Threads doing database work; SQLite has one writer at a time, so one thread avoids lock waits.
+    db_threads: int = Field(default=1, gt=0)
+    # Pages whose latest engine state is kept in memory.
+    state_cache_pages: int = Field(default=4096, gt=0)

@@ -1,0 +1,1 @@
+"""Storage of pages: SQLAlchemy models, the database connection and the repository functions."""

@@ -1,0 +1,79 @@
+"""The three tables of a page: the page itself, its seats and its append-only action log.
+
+Only portable column types are used (strings, integers, sa.JSON, timezone-aware datetimes), so any
+SQLAlchemy URL works, SQLite and PostgreSQL alike.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utc_now() -> datetime:
+    """Returns the current time in UTC."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the Dotfight tables."""
+
+
+class PageRow(Base):
+    """One page: its rules, its secret seed and a cache of its latest state."""
+
+    __tablename__ = "pages"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    preset: Mapped[str] = mapped_column(String(16))
+    # The seed as 32 lowercase hex characters: secret until the page is over.
+    seed: Mapped[str] = mapped_column(String(32))
+    seed_sha256: Mapped[str] = mapped_column(String(64))
+    mode: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(8))  # "open" | "over"
+    phase: Mapped[str] = mapped_column(String(16))
+    side_to_act: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    winner: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    version: Mapped[int] = mapped_column(Integer)
+    # {"side", "strength", "seed"} in bot mode, else None.
+    bot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The engine's private State.to_json() at `cache_version`; rebuilt from the log when stale.
+    state_cache: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    cache_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+class SeatRow(Base):
+    """A seat token of a page, stored only as its sha256. `side` is None for the local token (both seats)."""
+
+    __tablename__ = "seats"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"), index=True)
+    side: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    kind: Mapped[str] = mapped_column(String(8))  # "seat" | "local"
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class ActionRow(Base):
+    """One applied action and its events. `version` is the page's version after it (1 for the first)."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        UniqueConstraint("page_id", "version", name="uq_actions_page_version"),
+        UniqueConstraint("page_id", "move_id", name="uq_actions_page_move_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    side: Mapped[str] = mapped_column(String(8))
+    action: Mapped[dict[str, Any]] = mapped_column(JSON)
+    events: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    move_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)

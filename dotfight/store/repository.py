@@ -1,0 +1,87 @@
+"""Repository functions: every query the server makes, each on a caller's session and transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from dotfight.store.models import ActionRow, PageRow, SeatRow
+
+
+def add_page(session: Session, page: PageRow, seats: Sequence[SeatRow]) -> None:
+    """Adds a new page with its seats (the caller commits)."""
+    session.add(page)
+    session.flush()  # the page row must exist before its seats reference it (PostgreSQL checks at once)
+    session.add_all(seats)
+
+
+def get_page(session: Session, page_id: str) -> PageRow | None:
+    """Returns the page row, or None."""
+    return session.get(PageRow, page_id)
+
+
+def get_pages(session: Session, page_ids: Sequence[str]) -> list[PageRow]:
+    """Returns the rows of the pages named that exist, in the order named."""
+    rows = {row.id: row for row in session.scalars(select(PageRow).where(PageRow.id.in_(page_ids)))}
+    return [rows[page_id] for page_id in page_ids if page_id in rows]
+
+
+def page_seats(session: Session, page_id: str) -> list[SeatRow]:
+    """Returns the seats of a page."""
+    return list(session.scalars(select(SeatRow).where(SeatRow.page_id == page_id)))
+
+
+def actions_after(session: Session, page_id: str, version: int) -> list[ActionRow]:
+    """Returns the logged actions whose resulting version is above `version`, oldest first."""
+    query = (
+        select(ActionRow)
+        .where(ActionRow.page_id == page_id, ActionRow.version > version)
+        .order_by(ActionRow.version)
+    )
+    return list(session.scalars(query))
+
+
+def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow | None:
+    """Returns the logged action a client sent under `move_id`, or None."""
+    query = select(ActionRow).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
+    return session.scalars(query).first()
+
+
+def append_action(
+    session: Session,
+    page_id: str,
+    expected_version: int,
+    entry: ActionRow,
+    changes: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """Appends `entry` to the log and moves the page on, only if it is still at `expected_version`.
+
+    The conditional UPDATE makes a second writer (another worker process) lose cleanly instead of
+    forking the page; the unique (page, version) constraint on the log is the last guard.
+    Returns False (and changes nothing) when the page had moved on.
+    """
+    result = session.execute(
+        update(PageRow)
+        .where(PageRow.id == page_id, PageRow.version == expected_version)
+        .values(**changes, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return False
+    session.add(entry)
+    return True
+
+
+def store_state_cache(session: Session, page_id: str, version: int, state_json: dict[str, Any]) -> None:
+    """Replaces a page's cached private state (used after rebuilding a stale cache from the log)."""
+    session.execute(
+        update(PageRow)
+        .where(PageRow.id == page_id, PageRow.version == version)
+        .values(state_cache=state_json, cache_version=version)
+        .execution_options(synchronize_session=False)
+    )

@@ -1,0 +1,62 @@
+"""Bot pages over HTTP: Dawood-bot's seat moves server-side, stored and logged like a person's."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from server_testkit import simple_action
+
+from dotfight.server.bot_runner import load_bot_factory
+
+pytestmark = pytest.mark.skipif(
+    load_bot_factory() is None, reason="dotfight.bot (Dawood-bot) is not importable yet: bot mode is refused"
+)
+
+# Generous: Dawood-bot thinks in a worker thread, and the machine is shared.
+WAIT_SECONDS = 60.0
+
+
+def wait_for_turn(client: TestClient, page_id: str, side: str) -> dict[str, Any]:
+    """Polls the page until it is `side`'s move or the page is over."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        current: dict[str, Any] = client.get(f"/api/pages/{page_id}").json()
+        if current["phase"] == "over" or current["side_to_act"] == side:
+            return current
+        time.sleep(0.01)
+    raise AssertionError(f"the bot did not move within {WAIT_SECONDS} s")
+
+
+def test_a_bot_page_is_played_to_the_end_over_http(client: TestClient) -> None:
+    created = client.post(
+        "/api/pages", json={"preset": "quick", "mode": "bot", "bot": {"strength": "easy"}}
+    ).json()
+    page_id, seats = created["id"], created["seats"]
+    assert seats["red"] is None and created["links"]["red"] is None and seats["blue"]
+    assert created["snapshot"]["bot"] == {"side": "red", "strength": "easy"}
+    current = wait_for_turn(client, page_id, "blue")
+    while current["phase"] != "over":
+        response = client.post(
+            f"/api/pages/{page_id}/actions",
+            json={"action": simple_action(current), "version": current["version"]},
+            headers={"Authorization": f"Bearer {seats['blue']}"},
+        )
+        assert response.status_code == 200, response.text
+        current = wait_for_turn(client, page_id, "blue")
+    log = client.get(f"/api/pages/{page_id}/log").json()
+    sides = {entry["side"] for entry in log["entries"]}
+    assert sides == {"blue", "red"}
+    assert current["winner"] in ("blue", "red") and log["seed"] is not None
+
+
+def test_a_bot_playing_blue_moves_first_without_being_asked(client: TestClient) -> None:
+    body = {"preset": "quick", "mode": "bot", "bot": {"side": "blue", "strength": "normal"}}
+    created = client.post("/api/pages", json=body).json()
+    assert created["seats"]["blue"] is None and created["seats"]["red"]
+    current = wait_for_turn(client, created["id"], "red")
+    assert current["version"] >= 1
+    entries = client.get(f"/api/pages/{created['id']}/log").json()["entries"]
+    assert entries and entries[0]["side"] == "blue"

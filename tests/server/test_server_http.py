@@ -1,0 +1,412 @@
+"""The HTTP API, in process: pages created, played to the end, and every kind of bad request refused
+with nothing changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from server_testkit import simple_action
+
+from dotfight.engine import Replay, RuleSet
+from dotfight.server.app import create_app
+from dotfight.server.settings import Settings
+
+CHOSEN_SEED = "0123456789abcdef0123456789abcdef"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def create(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/pages", json={"preset": "quick", "mode": "link", **body})
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+def act(
+    client: TestClient, page_id: str, token: str, action: dict[str, Any], version: int, **extra: Any
+) -> Any:
+    return client.post(
+        f"/api/pages/{page_id}/actions",
+        json={"action": action, "version": version, **extra},
+        headers=bearer(token),
+    )
+
+
+def snapshot(client: TestClient, page_id: str) -> dict[str, Any]:
+    response = client.get(f"/api/pages/{page_id}")
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def play_to_end(client: TestClient, page_id: str, seats: dict[str, str]) -> dict[str, Any]:
+    """Plays the page with the simple player, each action by the seat whose turn it is."""
+    current = snapshot(client, page_id)
+    while current["phase"] != "over":
+        side = current["side_to_act"]
+        response = act(client, page_id, seats[side], simple_action(current), current["version"])
+        assert response.status_code == 200, response.text
+        assert response.json()["version"] == current["version"] + 1
+        current = snapshot(client, page_id)
+    return current
+
+
+def page_log(client: TestClient, page_id: str) -> dict[str, Any]:
+    response = client.get(f"/api/pages/{page_id}/log")
+    assert response.status_code == 200
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def assert_unchanged(client: TestClient, page_id: str, version: int, log_length: int) -> None:
+    assert snapshot(client, page_id)["version"] == version
+    assert len(page_log(client, page_id)["entries"]) == log_length
+
+
+def test_health_answers_ok_with_the_version(client: TestClient) -> None:
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "version": "0.1.0"}
+
+
+def test_a_new_page_has_two_seats_absolute_links_a_seed_commitment_and_no_seed(client: TestClient) -> None:
+    created = create(client)
+    page_id = created["id"]
+    blue, red = created["seats"]["blue"], created["seats"]["red"]
+    assert blue != red and len(blue) >= 22 and len(red) >= 22
+    assert created["links"] == {
+        "blue": f"http://testserver/p/{page_id}#seat={blue}",
+        "red": f"http://testserver/p/{page_id}#seat={red}",
+        "watch": f"http://testserver/p/{page_id}",
+    }
+    assert len(created["seed_sha256"]) == 64
+    first = created["snapshot"]
+    assert (first["id"], first["mode"], first["seed"], first["version"]) == (page_id, "link", None, 0)
+    assert first["seed_sha256"] == created["seed_sha256"]
+    assert first["phase"] == "bases" and first["side_to_act"] == "blue"
+    assert first["rules"]["bases_per_side"] == 3 and first["rules"]["soldiers_per_base"] == 8
+    assert snapshot(client, page_id) == first
+
+
+def test_a_quick_page_played_to_the_end_by_two_seats_reveals_a_verifiable_seed(client: TestClient) -> None:
+    created = create(client)
+    page_id, seats = created["id"], created["seats"]
+    final = play_to_end(client, page_id, seats)
+
+    assert final["winner"] in ("blue", "red")
+    log = page_log(client, page_id)
+    seed = log["seed"]
+    assert seed is not None and final["seed"] == seed and len(seed) == 32
+    assert hashlib.sha256(seed.encode("ascii")).hexdigest() == created["seed_sha256"] == log["seed_sha256"]
+    entries = log["entries"]
+    assert [entry["version"] for entry in entries] == list(range(1, final["version"] + 1))
+    replay = Replay(
+        RuleSet.from_json(log["rules"]),
+        int(seed, 16),
+        [{"side": entry["side"], "action": entry["action"]} for entry in entries],
+    )
+    assert replay.error is None and replay.valid == len(entries)
+    assert [list(events) for events in replay.events] == [entry["events"] for entry in entries]
+    rebuilt = json.loads(json.dumps(replay.state.snapshot()))
+    assert {key: final[key] for key in rebuilt} == rebuilt
+    summary = client.get(f"/api/pages?ids={page_id}").json()[0]
+    assert (summary["status"], summary["winner"], summary["phase"]) == ("over", final["winner"], "over")
+    # Nothing more can be played on a page that is over.
+    side = "red" if final["winner"] == "blue" else "blue"
+    refused = act(client, page_id, seats[side], {"type": "resign"}, final["version"])
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "game_over")
+
+
+def test_the_seed_stays_hidden_everywhere_until_the_page_is_over(client: TestClient) -> None:
+    created = create(client, mode="local", seed=CHOSEN_SEED)
+    page_id, token = created["id"], created["seats"]["blue"]
+    assert created["seats"]["red"] == token
+    assert created["seed_sha256"] == hashlib.sha256(CHOSEN_SEED.encode()).hexdigest()
+    seen = [json.dumps(created)]
+    current = created["snapshot"]
+    for _ in range(4):
+        response = act(client, page_id, token, simple_action(current), current["version"])
+        seen.append(response.text)
+        current = snapshot(client, page_id)
+        seen.append(json.dumps(current))
+    seen.append(act(client, page_id, token, {"type": "ready"}, 0).text)  # a refusal (stale) with a snapshot
+    seen.append(client.get(f"/api/pages/{page_id}/log").text)
+    seen.append(client.get(f"/api/pages?ids={page_id}").text)
+    assert all(CHOSEN_SEED not in text for text in seen)
+
+    over = act(client, page_id, token, {"type": "resign"}, current["version"])
+    assert over.status_code == 200
+    assert snapshot(client, page_id)["seed"] == CHOSEN_SEED
+    assert page_log(client, page_id)["seed"] == CHOSEN_SEED
+
+
+def test_the_same_chosen_seed_and_actions_give_the_same_page(client: TestClient) -> None:
+    pages = [create(client, mode="local", seed=int(CHOSEN_SEED, 16)) for _ in range(2)]
+    finals = []
+    for created in pages:
+        token, current = created["seats"]["blue"], created["snapshot"]
+        for _ in range(8):
+            assert (
+                act(client, created["id"], token, simple_action(current), current["version"]).status_code
+                == 200
+            )
+            current = snapshot(client, created["id"])
+        finals.append({key: value for key, value in current.items() if key != "id"})
+    assert finals[0] == finals[1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"preset": "quick", "mode": "link", "seed": CHOSEN_SEED},
+        {"preset": "quick", "mode": "live", "seed": 5},
+        {"preset": "quick", "mode": "local", "seed": "not hex"},
+        {"preset": "quick", "mode": "local", "seed": 2**128},
+        {"preset": "quick", "mode": "local", "seed": -1},
+        {"preset": "quick", "mode": "sideways"},
+        {"preset": "tiny", "mode": "local"},
+        {"preset": "quick", "mode": "link", "bot": {"strength": "hard"}},
+        {"preset": "quick", "mode": "local", "colour": "green"},
+        {"preset": "custom", "mode": "local", "rules": {"bases_per_side": 0}},
+        {"preset": "custom", "mode": "local", "rules": {"no_such_rule": 1}},
+        {"preset": "quick", "mode": "local", "rules": {"pull_max": -5}},
+    ],
+)
+def test_a_page_that_cannot_be_made_is_refused(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/api/pages", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "bad_request"
+
+
+def test_rule_overrides_are_played_in_every_mode(client: TestClient) -> None:
+    for mode in ("local", "link", "live"):
+        created = create(
+            client, preset="custom", mode=mode, rules={"bases_per_side": 2, "soldiers_per_base": 5}
+        )
+        rules = created["snapshot"]["rules"]
+        assert (rules["bases_per_side"], rules["soldiers_per_base"]) == (2, 5)
+
+
+def test_nan_in_rules_is_refused(client: TestClient) -> None:
+    body = b'{"preset": "quick", "mode": "local", "rules": {"wildness": NaN}}'
+    response = client.post("/api/pages", content=body, headers={"content-type": "application/json"})
+    assert (response.status_code, response.json()["error"]["code"]) == (400, "bad_request")
+
+
+def test_bot_mode_is_refused_clearly_while_dawood_bot_is_missing(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dotfight.server.app.load_bot_factory", lambda: None)
+    with TestClient(create_app(make_settings())) as client:
+        response = client.post("/api/pages", json={"preset": "quick", "mode": "bot"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "mode_unavailable"
+
+
+class TestRefusalsChangeNothing:
+    """Each refused action leaves the version and the log as they were."""
+
+    @pytest.fixture
+    def page(self, client: TestClient) -> dict[str, Any]:
+        created = create(client)
+        page_id, seats = created["id"], created["seats"]
+        assert act(client, page_id, seats["blue"], {"type": "quick_setup"}, 0).status_code == 200
+        return created
+
+    def refused(self, client: TestClient, page: dict[str, Any], response: Any, status: int, code: str) -> Any:
+        assert response.status_code == status, response.text
+        body = response.json()
+        assert body["error"]["code"] == code
+        assert_unchanged(client, page["id"], 1, 1)
+        return body
+
+    def test_out_of_turn(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, page["id"], page["seats"]["red"], {"type": "ready"}, 1)
+        self.refused(client, page, response, 409, "not_your_turn")
+
+    def test_forged_token(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, page["id"], "forged-token-forged-token", {"type": "ready"}, 1)
+        self.refused(client, page, response, 401, "bad_token")
+
+    def test_another_pages_token(self, client: TestClient, page: dict[str, Any]) -> None:
+        other = create(client)
+        response = act(client, page["id"], other["seats"]["blue"], {"type": "ready"}, 1)
+        self.refused(client, page, response, 401, "bad_token")
+
+    def test_no_token_as_a_watcher(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = client.post(
+            f"/api/pages/{page['id']}/actions", json={"action": {"type": "ready"}, "version": 1}
+        )
+        self.refused(client, page, response, 401, "bad_token")
+
+    def test_not_a_bearer_header(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = client.post(
+            f"/api/pages/{page['id']}/actions",
+            json={"action": {"type": "ready"}, "version": 1},
+            headers={"Authorization": f"Basic {page['seats']['blue']}"},
+        )
+        self.refused(client, page, response, 401, "bad_token")
+
+    def test_stale_version_answers_the_snapshot(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, page["id"], page["seats"]["blue"], {"type": "ready"}, 0)
+        body = self.refused(client, page, response, 409, "stale_version")
+        assert body["snapshot"]["version"] == 1 and body["snapshot"]["id"] == page["id"]
+
+    def test_nan_in_the_action(self, client: TestClient, page: dict[str, Any]) -> None:
+        body = b'{"action": {"type": "flick", "soldier": "b1s1", "kind": "snipe", "vector": [NaN, 1]}, '
+        body += b'"version": 1}'
+        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+        response = client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+        self.refused(client, page, response, 400, "bad_request")
+
+    def test_infinity_in_the_action(self, client: TestClient, page: dict[str, Any]) -> None:
+        body = b'{"action": {"type": "position", "soldiers": [{"id": "b1s1", "x": Infinity, "y": 2}]}, '
+        body += b'"version": 1}'
+        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+        response = client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+        self.refused(client, page, response, 400, "bad_request")
+
+    def test_unknown_fields(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, page["id"], page["seats"]["blue"], {"type": "ready"}, 1, side="red")
+        self.refused(client, page, response, 400, "bad_request")
+
+    def test_not_json(self, client: TestClient, page: dict[str, Any]) -> None:
+        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+        response = client.post(f"/api/pages/{page['id']}/actions", content=b"{nope", headers=headers)
+        self.refused(client, page, response, 400, "bad_request")
+
+    def test_malformed_action(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, page["id"], page["seats"]["blue"], {"type": "teleport"}, 1)
+        self.refused(client, page, response, 400, "bad_request")
+
+    def test_illegal_action_passes_the_engine_reason(self, client: TestClient, page: dict[str, Any]) -> None:
+        # Standing a soldier on top of another is against the positioning rules.
+        soldiers = [
+            soldier for soldier in snapshot(client, page["id"])["soldiers"] if soldier["side"] == "blue"
+        ]
+        first, second = soldiers[0], soldiers[1]
+        action = {"type": "position", "soldiers": [{"id": first["id"], "x": second["x"], "y": second["y"]}]}
+        response = act(client, page["id"], page["seats"]["blue"], action, 1)
+        body = self.refused(client, page, response, 422, "illegal_action")
+        assert isinstance(body["error"].get("reason"), str) and body["error"]["reason"]
+
+    def test_oversized_body_by_content_length(self, client: TestClient, page: dict[str, Any]) -> None:
+        padding = "x" * 9000
+        response = act(client, page["id"], page["seats"]["blue"], {"type": "ready", "pad": padding}, 1)
+        self.refused(client, page, response, 413, "too_large")
+
+    def test_oversized_body_streamed_without_length(self, client: TestClient, page: dict[str, Any]) -> None:
+        def chunks() -> Any:
+            yield b'{"action": {"type": "ready", "pad": "'
+            for _ in range(10):
+                yield b"x" * 1000
+            yield b'"}, "version": 1}'
+
+        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+        response = client.post(f"/api/pages/{page['id']}/actions", content=chunks(), headers=headers)
+        self.refused(client, page, response, 413, "too_large")
+
+    def test_unknown_page(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = act(client, "nosuchpage", page["seats"]["blue"], {"type": "ready"}, 1)
+        assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found")
+        assert client.get("/api/pages/nosuchpage").status_code == 404
+        assert client.get("/api/pages/nosuchpage/log").json()["error"]["code"] == "not_found"
+
+
+def test_a_repeated_move_id_is_answered_with_the_first_result_and_applied_once(client: TestClient) -> None:
+    created = create(client)
+    page_id, blue = created["id"], created["seats"]["blue"]
+    first = act(client, page_id, blue, {"type": "quick_setup"}, 0, move_id="move-1")
+    again = act(client, page_id, blue, {"type": "quick_setup"}, 0, move_id="move-1")
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert_unchanged(client, page_id, 1, 1)
+    assert page_log(client, page_id)["entries"][0]["move_id"] == "move-1"
+    # The other side cannot claim that move_id.
+    stolen = act(client, page_id, created["seats"]["red"], {"type": "ready"}, 0, move_id="move-1")
+    assert stolen.status_code == 400
+    assert_unchanged(client, page_id, 1, 1)
+
+
+def test_local_mode_acts_for_the_side_whose_turn_it_is(client: TestClient) -> None:
+    created = create(client, mode="local")
+    token = created["seats"]["blue"]
+    for action in ({"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}):
+        assert (
+            act(client, created["id"], token, action, snapshot(client, created["id"])["version"]).status_code
+            == 200
+        )
+    after = snapshot(client, created["id"])
+    assert after["phase"] == "play"
+    assert [entry["side"] for entry in page_log(client, created["id"])["entries"]] == ["blue", "blue", "red"]
+    assert client.get(f"/api/pages/{created['id']}", headers=bearer(token)).json()["seat"] == "both"
+
+
+def test_summaries_name_only_the_pages_asked_for(client: TestClient) -> None:
+    pages = [create(client) for _ in range(3)]
+    ids = [pages[2]["id"], "unknown", pages[0]["id"], "../etc"]
+    summaries = client.get("/api/pages", params={"ids": ",".join(ids)}).json()
+    assert [summary["id"] for summary in summaries] == [pages[2]["id"], pages[0]["id"]]
+    assert set(summaries[0]) == {
+        "id",
+        "mode",
+        "preset",
+        "status",
+        "winner",
+        "version",
+        "phase",
+        "side_to_act",
+        "created_at",
+        "updated_at",
+    }
+    assert summaries[0]["status"] == "open" and summaries[0]["side_to_act"] == "blue"
+    too_many = ",".join(f"p{i}" for i in range(51))
+    assert client.get("/api/pages", params={"ids": too_many}).json()["error"]["code"] == "bad_request"
+    assert client.get("/api/pages").status_code == 400
+
+
+def test_posts_are_rate_limited_per_client(make_settings: Callable[..., Settings]) -> None:
+    settings = make_settings(http_request_burst=3, http_requests_per_second=0.001)
+    with TestClient(create_app(settings)) as client:
+        answers = [client.post("/api/pages", json={"preset": "quick", "mode": "local"}) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [201, 201, 201, 429]
+    assert answers[-1].json()["error"]["code"] == "rate_limited"
+
+
+def test_page_links_serve_the_web_app(client: TestClient) -> None:
+    created = create(client)
+    response = client.get(f"/p/{created['id']}")
+    assert response.status_code == 200 and "Dotfight" in response.text
+    assert client.get("/").status_code == 200
+
+
+def test_a_stale_state_cache_is_rebuilt_from_the_log(make_settings: Callable[..., Settings]) -> None:
+    from sqlalchemy import create_engine, text
+
+    settings = make_settings()
+    with TestClient(create_app(settings)) as client:
+        created = create(client, mode="local")
+        token, current = created["seats"]["blue"], created["snapshot"]
+        for _ in range(5):
+            assert (
+                act(client, created["id"], token, simple_action(current), current["version"]).status_code
+                == 200
+            )
+            current = snapshot(client, created["id"])
+    database = create_engine(settings.database_url)
+    with database.begin() as connection:
+        connection.execute(text("UPDATE pages SET state_cache = NULL, cache_version = NULL"))
+    database.dispose()
+    with TestClient(create_app(settings)) as client:
+        assert snapshot(client, created["id"]) == current
+        assert (
+            act(client, created["id"], token, simple_action(current), current["version"]).status_code == 200
+        )

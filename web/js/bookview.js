@@ -1,0 +1,52 @@
+// The exercise book screen: every page played on this device, newest first, with where it stands
+// (from the server's short summaries), each opening where it stands or as a replay.
+
+import * as book from "./book.js";
+import { api } from "./api.js";
+import { go } from "./nav.js";
+import { cap, h, mount } from "./ui.js";
+
+const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
+const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
+
+function standing(sum) {
+  if (!sum) return "not found on the server";
+  if (sum.status === "over" || sum.phase === "over") return sum.winner ? `${cap(sum.winner)} won` : "finished";
+  if (sum.phase === "bases") return `${cap(sum.side_to_act)} is drawing bases`;
+  if (sum.phase === "positioning") return `${cap(sum.side_to_act)} is arranging soldiers`;
+  return `${cap(sum.side_to_act)} to flick`;
+}
+
+/** Draws the exercise book screen. */
+export function showBook() {
+  const list = h("ul", { class: "book-list" });
+  const pages = book.pages();
+  mount(h("div", { class: "sheet-page book" },
+    h("h1", {}, "Exercise book"),
+    h("div", { class: "row" },
+      h("button", { class: "btn btn-main", type: "button", onclick: () => go("/") }, "New page"),
+      h("button", { class: "btn", type: "button", onclick: () => go("/#how") }, "How to play")),
+    pages.length ? list : h("p", { class: "tagline" }, "No pages yet — start one from the cover.")));
+  const draw = (summaries) => {
+    const byId = new Map((summaries || []).map((s) => [s.id, s]));
+    list.replaceChildren(...pages.map((p) => {
+      const sum = byId.get(p.id);
+      const when = new Date(sum && sum.updated_at ? sum.updated_at : p.openedAt || Date.now());
+      return h("li", { class: "book-item", dataset: { id: p.id } },
+        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${MODE_WORDS[(sum && sum.mode) || p.mode] || ""}`),
+        h("div", {}, summaries ? standing(sum) : "…"),
+        h("div", { class: "when" }, when.toLocaleString()),
+        h("div", { class: "row" },
+          h("button", { class: "btn", type: "button", onclick: () => go(`/p/${encodeURIComponent(p.id)}`) }, "Open"),
+          h("button", { class: "btn", type: "button", onclick: () => go(`/p/${encodeURIComponent(p.id)}#view=replay`) }, "Replay"),
+          summaries && !sum ? h("button", { class: "btn btn-quiet", type: "button", onclick: () => { book.forget(p.id); showBook(); } }, "Forget") : null));
+    }));
+  };
+  draw(null);
+  // The server answers at most 50 ids at a time.
+  const ids = pages.map((p) => p.id);
+  const chunks = [];
+  for (let i = 0; i < ids.length; i += 50) chunks.push(ids.slice(i, i + 50));
+  Promise.all(chunks.map((c) => api.summaries(c))).then((parts) => draw(parts.flat()), () => draw([]));
+  return { name: "book" };
+}

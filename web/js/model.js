@@ -1,0 +1,160 @@
+// The render-only page model: what is on the paper right now. It is built from a server snapshot and
+// moved forward by server events; it never decides whether anything is legal.
+
+/** Returns the other side. */
+export function otherSide(side) {
+  return side === "blue" ? "red" : "blue";
+}
+
+/** Builds a page model from a PROTOCOL.md snapshot (deep-copied, so the snapshot stays untouched). */
+export function modelFromSnapshot(snap) {
+  const s = structuredClone(snap);
+  const model = {
+    id: s.id ?? null,
+    mode: s.mode ?? null,
+    version: s.version ?? 0,
+    phase: s.phase ?? "bases",
+    rules: s.rules ?? {},
+    sideToAct: s.side_to_act ?? null,
+    turn: s.turn ?? null,
+    bases: new Map(),
+    soldiers: new Map(),
+    ink: s.ink ?? [],
+    convoys: s.convoys ?? [],
+    setup: s.setup ?? { bases_drawn: { blue: 0, red: 0 }, ready: { blue: false, red: false } },
+    winner: s.winner ?? null,
+    endReason: s.end_reason ?? null,
+    seedSha256: s.seed_sha256 ?? null,
+  };
+  for (const b of s.bases ?? []) model.bases.set(b.id, b);
+  for (const so of s.soldiers ?? []) model.soldiers.set(so.id, so);
+  return model;
+}
+
+/** Builds the model of a blank page (before any base) for the given rules: the start of a replay. */
+export function blankModel(rules, id = null, mode = null) {
+  return modelFromSnapshot({
+    id, mode, version: 0, phase: "bases", rules, side_to_act: "blue",
+    turn: null, bases: [], soldiers: [], ink: [], convoys: [], winner: null,
+    setup: { bases_drawn: { blue: 0, red: 0 }, ready: { blue: false, red: false } },
+  });
+}
+
+/** Returns the base id whose ring holds the point (x, y), or null (walls count as inside). */
+export function baseAt(model, x, y, side = null) {
+  let best = null;
+  let bestD = Infinity;
+  for (const b of model.bases.values()) {
+    if (side && b.side !== side) continue;
+    const d = Math.hypot(x - b.x, y - b.y);
+    if (d <= b.r && d < bestD) { best = b; bestD = d; }
+  }
+  return best;
+}
+
+/** Living soldiers of a side standing inside a base (not on the road), nearest the centre first. */
+export function garrison(model, base) {
+  const men = [];
+  for (const s of model.soldiers.values()) {
+    if (!s.alive || s.on_road || s.side !== base.side) continue;
+    if (Math.hypot(s.x - base.x, s.y - base.y) <= base.r) men.push(s);
+  }
+  return men;
+}
+
+/** Colour of the cross over a soldier crossed out by `by` with `cause` (the killer's side). */
+function crossSide(model, victim, by, cause) {
+  if (cause === "off_page") return victim.side;
+  if (by === "garrison") return otherSide(victim.side);
+  const killer = model.soldiers.get(by);
+  return killer ? killer.side : otherSide(victim.side);
+}
+
+/**
+ * Applies one PROTOCOL.md event to the model, in place. Events the model does not know are ignored,
+ * so a newer server can add some without breaking older pages.
+ */
+export function applyEvent(model, ev) {
+  switch (ev.type) {
+    case "base_drawn": {
+      const b = { capacity: ev.soldiers.length, ...ev.base };
+      model.bases.set(b.id, b);
+      for (const p of ev.soldiers) {
+        model.soldiers.set(p.id, { id: p.id, side: b.side, x: p.x, y: p.y, alive: true, on_road: false, cross: null });
+      }
+      const drawn = model.setup.bases_drawn ?? (model.setup.bases_drawn = { blue: 0, red: 0 });
+      drawn[b.side] = (drawn[b.side] ?? 0) + 1;
+      break;
+    }
+    case "positioned":
+      for (const p of ev.soldiers) {
+        const s = model.soldiers.get(p.id);
+        if (s) { s.x = p.x; s.y = p.y; }
+      }
+      break;
+    case "phase":
+      model.phase = ev.phase;
+      if (ev.phase === "over") model.sideToAct = null;
+      break;
+    case "ink":
+      model.ink.push({ side: ev.side, kind: ev.kind, soldier: ev.soldier, points: ev.points, power: ev.power, reach: ev.reach });
+      if (model.turn) model.turn.flicked = true;
+      break;
+    case "crossed_out": {
+      const s = model.soldiers.get(ev.soldier);
+      if (!s) break;
+      s.alive = false;
+      s.cross = { by: ev.by, cause: ev.cause, side: crossSide(model, s, ev.by, ev.cause) };
+      // A lunger shot where he landed or run off the page is crossed out where he stopped; a man hit
+      // by a line stays where he stood (the event's point is where the line first touched him).
+      if (ev.cause === "shot" || ev.cause === "off_page") { s.x = ev.at[0]; s.y = ev.at[1]; }
+      break;
+    }
+    case "landed": {
+      const s = model.soldiers.get(ev.soldier);
+      if (s) { s.x = ev.at[0]; s.y = ev.at[1]; }
+      break;
+    }
+    case "bonus":
+      if (model.turn && ev.reason === "lunge_again") {
+        const last = model.ink[model.ink.length - 1];
+        model.turn.chain = { soldier: last ? last.soldier : null, credits: ev.credits };
+      }
+      break;
+    case "send": {
+      for (const p of ev.soldiers) {
+        const s = model.soldiers.get(p.id);
+        if (s) { s.x = p.x; s.y = p.y; s.on_road = true; }
+      }
+      const from = model.bases.get(ev.from);
+      model.convoys.push({ side: from ? from.side : null, from: ev.from, to: ev.to, soldiers: ev.soldiers.map((p) => p.id) });
+      if (model.turn) model.turn.sent = true;
+      break;
+    }
+    case "arrived":
+      for (const p of ev.soldiers) {
+        const s = model.soldiers.get(p.id);
+        if (s) { s.x = p.x; s.y = p.y; s.on_road = false; }
+      }
+      model.convoys = model.convoys.filter((c) => c.to !== ev.to);
+      break;
+    case "turn":
+      model.sideToAct = ev.side;
+      model.turn = { side: ev.side, flicks_left: ev.flicks, chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false };
+      break;
+    case "game_over":
+      model.winner = ev.winner;
+      model.endReason = ev.reason;
+      model.sideToAct = null;
+      break;
+    default:
+      break;
+  }
+}
+
+/** Counts living soldiers per side. */
+export function livingCount(model) {
+  const n = { blue: 0, red: 0 };
+  for (const s of model.soldiers.values()) if (s.alive) n[s.side] += 1;
+  return n;
+}

@@ -1,0 +1,178 @@
+// Replays any page from its log, flick by flick: a scrubber, play/pause and speed. Next to each
+// line actually drawn, the aim the player intended (the action's vector, at the line's reach) is
+// drawn faintly, so the luck of the flick shows.
+
+import { Animator } from "./animate.js";
+import { api } from "./api.js";
+import { applyEvent, blankModel } from "./model.js";
+import { go } from "./nav.js";
+import { Renderer } from "./render.js";
+import { cap, h, mount } from "./ui.js";
+
+const SPEEDS = [1, 2, 4];
+const PAUSE_MS = 350;
+
+function describe(entry) {
+  if (!entry) return "The blank page";
+  const a = entry.action || {};
+  const who = cap(entry.side);
+  switch (a.type) {
+    case "draw_base": return `${who} draws a base`;
+    case "quick_setup": return "Quick setup";
+    case "position": return `${who} arranges soldiers`;
+    case "ready": return `${who} is ready`;
+    case "flick": return `${who} flicks: ${a.kind}`;
+    case "send": return `${who} sends a convoy`;
+    case "stop": return `${who} stops`;
+    case "resign": return `${who} resigns`;
+    default: return `${who} moves`;
+  }
+}
+
+export class ReplayScreen {
+  /** Builds the replay of page `id`. */
+  constructor(id) {
+    this.id = id;
+    this.name = "replay";
+    this.entries = [];
+    this.at = 0;
+    this.playing = false;
+    this.speed = 1;
+    this.gone = false;
+    this.canvas = h("canvas", { "aria-label": "the page, replayed", role: "img" });
+    this.stage = h("div", { class: "stage" }, this.canvas);
+    this.caption = h("div", { class: "status" }, h("div", { class: "who" }, "Replay"), h("div", { class: "detail" }, "…"));
+    this.scrub = h("input", { type: "range", min: "0", max: "0", value: "0", step: "1", "aria-label": "move number" });
+    this.scrub.addEventListener("input", () => { this.pause(); this.seek(Number(this.scrub.value)); });
+    this.playBtn = h("button", { class: "btn btn-main", type: "button", "data-action": "play", onclick: () => (this.playing ? this.pause() : this.play()) }, "Play");
+    this.speedBtn = h("button", { class: "btn", type: "button", "data-action": "speed", onclick: () => this.nextSpeed() }, "1×");
+    mount(h("div", { class: "game replay" },
+      h("header", { class: "topbar" },
+        h("button", { class: "btn btn-quiet", type: "button", "aria-label": "back to the page", onclick: () => go(`/p/${encodeURIComponent(id)}`) }, "←"),
+        this.caption),
+      this.stage,
+      h("footer", { class: "bottombar" },
+        h("div", { class: "scrub" },
+          h("button", { class: "btn btn-round", type: "button", "aria-label": "one move back", "data-action": "back", onclick: () => { this.pause(); this.seek(this.at - 1); } }, "‹"),
+          this.scrub,
+          h("button", { class: "btn btn-round", type: "button", "aria-label": "one move on", "data-action": "forward", onclick: () => { this.pause(); this.step(); } }, "›")),
+        this.playBtn, this.speedBtn)));
+    this.renderer = new Renderer(this.canvas);
+    this.animator = new Animator(this.renderer);
+    this.resizeObserver = new ResizeObserver(() => this.fit());
+    this.resizeObserver.observe(this.stage);
+  }
+
+  fit() {
+    const r = this.renderer.rules;
+    const width = Math.floor(Math.min(this.stage.clientWidth, (this.stage.clientHeight * r.page_width) / r.page_height));
+    if (width > 0 && Math.abs(width - this.renderer.cssWidth) >= 1) this.renderer.resize(width);
+  }
+
+  /** Loads the log and shows the finished page (scrub back from there). */
+  async open() {
+    try {
+      this.log = await api.log(this.id);
+    } catch (err) {
+      this.caption.replaceChildren(h("div", { class: "who" }, "This page could not be replayed."), h("div", { class: "detail" }, err.message));
+      return;
+    }
+    this.entries = this.log.entries || [];
+    this.scrub.max = String(this.entries.length);
+    this.fit();
+    this.seek(this.entries.length);
+  }
+
+  close() {
+    this.gone = true;
+    this.playing = false;
+    this.resizeObserver.disconnect();
+  }
+
+  /** Shows the page after the first `n` moves, at once. */
+  seek(n) {
+    this.at = Math.max(0, Math.min(this.entries.length, n));
+    this.model = blankModel(this.log.rules, this.id, this.log.mode);
+    for (let i = 0; i < this.at; i++) for (const ev of this.entries[i].events || []) applyEvent(this.model, ev);
+    this.model.version = this.at;
+    this.renderer.overlay = {};
+    this.renderer.setModel(this.model);
+    this.showIntended(this.at - 1);
+    this.update();
+  }
+
+  /** The intended aim of move i (a flick): from where the line starts, along the vector, at its reach. */
+  showIntended(i) {
+    const entry = this.entries[i];
+    const a = entry && entry.action;
+    if (!a || a.type !== "flick") {
+      this.renderer.overlay.intended = null;
+      return;
+    }
+    const ink = (entry.events || []).find((e) => e.type === "ink");
+    const len = Math.hypot(a.vector[0], a.vector[1]) || 1;
+    if (!ink) return;
+    this.renderer.overlay.intended = [{
+      from: { x: ink.points[0][0], y: ink.points[0][1] }, side: ink.side, reach: ink.reach,
+      dir: { x: a.vector[0] / len, y: a.vector[1] / len },
+    }];
+    this.renderer.requestDraw();
+  }
+
+  /** Plays the next move with its animation. */
+  async step() {
+    if (this.at >= this.entries.length) return;
+    const i = this.at;
+    this.at += 1;
+    this.update();
+    this.showIntended(i);
+    await this.animator.play(this.model, this.entries[i].events || []);
+    this.model.version = this.at;
+  }
+
+  async play() {
+    if (this.at >= this.entries.length) this.seek(0);
+    this.playing = true;
+    this.update();
+    while (this.playing && !this.gone && this.at < this.entries.length) {
+      await this.step();
+      await new Promise((r) => setTimeout(r, PAUSE_MS / this.speed));
+    }
+    this.playing = false;
+    this.update();
+  }
+
+  pause() {
+    this.playing = false;
+    this.animator.skip();
+    this.update();
+  }
+
+  nextSpeed() {
+    this.speed = SPEEDS[(SPEEDS.indexOf(this.speed) + 1) % SPEEDS.length];
+    this.animator.speed = this.speed;
+    this.update();
+  }
+
+  update() {
+    this.scrub.value = String(this.at);
+    this.playBtn.textContent = this.playing ? "Pause" : "Play";
+    this.speedBtn.textContent = `${this.speed}×`;
+    const m = this.model;
+    const end = m && m.winner ? ` · ${cap(m.winner)} wins` : "";
+    this.caption.replaceChildren(
+      h("div", { class: "who" }, `Replay · move ${this.at} of ${this.entries.length}`),
+      h("div", { class: "detail" }, `${describe(this.entries[this.at - 1])}${end}`));
+  }
+
+  testState() {
+    const m = this.model;
+    return { screen: "replay", id: this.id, at: this.at, moves: this.entries.length, playing: this.playing,
+      inkCount: m ? m.ink.length : 0, phase: m ? m.phase : null, soldiers: m ? [...m.soldiers.values()] : [] };
+  }
+
+  async idle() {
+    if (this.opening) await this.opening;
+    await this.animator.idle();
+  }
+}
