@@ -54,7 +54,11 @@ def judge(state: State, board: Board, side: str, strength: Strength, seed: int) 
             return _final(board, side)
     material = float(board.count_alive(side) - board.count_alive(enemy))
     flicks, steady = flicks_of(board, enemy)
-    spread = danger(board, enemy, flicks=flicks, steady=steady, spread_weight=0.0, per_target=True)
+    # Standing liabilities on both sides: every man's best chance of being hit by the other side.
+    own_flicks, own_steady = flicks_of(board, side)
+    spread = danger(board, enemy, flicks=flicks, steady=steady, spread_weight=0.0, per_target=True) - danger(
+        board, side, flicks=own_flicks, steady=own_steady, spread_weight=0.0, per_target=True
+    )
     if strength.replies:
         reply = best_reply(state, board, enemy, seed, tries=strength.replies) * flicks
     else:

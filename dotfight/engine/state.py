@@ -219,7 +219,19 @@ class Arrays:
     whether he holds that wall (alive, off the road, the owner's); `garrison[i]` counts base i's holders.
     """
 
-    __slots__ = ("all_r2", "all_x", "all_y", "counted", "garrison", "home", "n_bases", "r2s", "xs", "ys")
+    __slots__ = (
+        "all_r2",
+        "all_x",
+        "all_y",
+        "counted",
+        "described",
+        "garrison",
+        "home",
+        "n_bases",
+        "r2s",
+        "xs",
+        "ys",
+    )
 
     all_x: FloatArray
     all_y: FloatArray
@@ -231,12 +243,13 @@ class Arrays:
     home: list[int]
     counted: list[bool]
     garrison: list[int]
+    described: tuple[Soldier, ...]  # the soldiers these views were computed for
 
     @classmethod
     def build(cls, state: State) -> Arrays:
         """Computes the views from scratch (few, larger numpy steps: small ones cost ~1 µs each)."""
         new = cls()
-        soldiers = state.soldiers
+        soldiers = new.described = state.soldiers
         fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
         new.xs = fixed.xs + [s.x for s in soldiers]
@@ -260,9 +273,23 @@ class Arrays:
         new.garrison = np.bincount(home[counted], minlength=n_bases).tolist()
         return new
 
-    def patched(self, state: State, changed: list[int]) -> Arrays:
-        """Returns the views for `state`, whose soldiers differ from this one's only at `changed`."""
+    def patched(self, state: State) -> Arrays:
+        """Returns the views for `state`, a later page with the same bases, re-deriving only the soldiers
+        that are not the very same (immutable) objects as the ones these views describe."""
+        if state.soldiers is self.described:
+            return self
+        if len(state.soldiers) != len(self.described):
+            return Arrays.build(state)
+        changed = [
+            j for j, (a, b) in enumerate(zip(self.described, state.soldiers, strict=True)) if a is not b
+        ]
         new = Arrays()
+        new.described = state.soldiers
+        if not changed:  # views are never written after they are made, so they can be shared
+            for name in Arrays.__slots__:
+                if name != "described":
+                    setattr(new, name, getattr(self, name))
+            return new
         new.n_bases = n_bases = self.n_bases
         new.all_r2 = self.all_r2
         new.r2s = self.r2s
@@ -331,10 +358,9 @@ class State:
     @cached_property
     def arrays(self) -> Arrays:
         """Numpy arrays of bases and soldiers for the snipe and lunge hot paths."""
-        pending = self.__dict__.get(_PENDING_PATCH)
-        if pending is not None:
-            old_arrays, changed = pending
-            return old_arrays.patched(self, changed)  # type: ignore[no-any-return]
+        earlier: Arrays | None = self.__dict__.get(_EARLIER_ARRAYS)
+        if earlier is not None:
+            return earlier.patched(self)
         return Arrays.build(self)
 
     # ---- questions -----------------------------------------------------------------------------
@@ -442,15 +468,17 @@ class State:
 _FIELD_NAMES = frozenset(f.name for f in fields(State))
 # Caches that stay valid as long as the soldiers' and bases' ids do not change.
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
-# Instance-dictionary key of (arrays of an earlier state, indexes of the soldiers changed since).
-_PENDING_PATCH = "_arrays_patch"
+# Instance-dictionary key of an earlier state's arrays, from which this state's are patched when first used.
+_EARLIER_ARRAYS = "_earlier_arrays"
 
 
 def evolve(state: State, **changes: Any) -> State:
     """Returns a copy of the state with the named fields changed (no validation: rules modules only).
 
     Copies the instance dictionary directly, which is several times faster than `dataclasses.replace`
-    on a hot path, and keeps the id indexes when the lists of bases and soldiers keep their ids.
+    on a hot path, and keeps the derived caches: the id indexes while the bases stay, and the hot
+    paths' arrays, which the new state patches lazily (only for soldiers that are new objects) on
+    first use.
     """
     new = object.__new__(State)
     new_dict = new.__dict__
@@ -462,11 +490,11 @@ def evolve(state: State, **changes: Any) -> State:
         for cache in _INDEX_CACHES:
             if cache in old_dict:
                 new_dict[cache] = old_dict[cache]
-        if "soldiers" not in changes:  # positions and lives unchanged: the arrays still hold
-            if "arrays" in old_dict:
-                new_dict["arrays"] = old_dict["arrays"]
-            elif _PENDING_PATCH in old_dict:
-                new_dict[_PENDING_PATCH] = old_dict[_PENDING_PATCH]
+        arrays = old_dict.get("arrays", old_dict.get(_EARLIER_ARRAYS))
+        if arrays is not None:
+            new_dict["arrays" if "soldiers" not in changes and "arrays" in old_dict else _EARLIER_ARRAYS] = (
+                arrays
+            )
     return new
 
 
@@ -479,14 +507,8 @@ def replace_soldiers(state: State, updates: dict[int, Soldier]) -> tuple[Soldier
 
 
 def evolve_soldiers(state: State, updates: dict[int, Soldier], **changes: Any) -> State:
-    """Returns `evolve(state, soldiers=…, **changes)` with the given soldiers replaced, carrying the hot
-    paths' arrays forward by patching only the changed soldiers when the old state has them."""
-    new = evolve(state, soldiers=replace_soldiers(state, updates), **changes)
-    old_arrays = state.__dict__.get("arrays")
-    if old_arrays is not None and "bases" not in changes:
-        # Patched lazily, on the first use of the new state's arrays, so a resolution pays nothing for it.
-        new.__dict__[_PENDING_PATCH] = (old_arrays, list(updates))
-    return new
+    """Returns `evolve(state, soldiers=…, **changes)` with the soldiers at the given indexes replaced."""
+    return evolve(state, soldiers=replace_soldiers(state, updates), **changes)
 
 
 def new_page(rules: RuleSet, seed: int) -> State:

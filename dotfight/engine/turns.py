@@ -1,4 +1,4 @@
-"""Turn bookkeeping (RULES.md §3, §9, §10): turn start, the end of a flick, stop, resign, winning."""
+"""Turn bookkeeping (RULES.md §3, §9): the start of a turn, the end of a flick, stop, resign."""
 
 from __future__ import annotations
 
@@ -28,9 +28,14 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
 
 
 def finish_flick(state: State) -> tuple[State, list[Event]]:
-    """After a resolved flick or stop: passes the turn once no flick is left and no chain is pending."""
+    """After a resolved flick or stop: passes the turn once no flick is left and no chain is pending,
+    or when flicks are left but nobody can make them (the rest walk on the road)."""
     turn = state.turn
-    if state.phase != "play" or turn is None or turn.flicks_left > 0 or turn.chain is not None:
+    if state.phase != "play" or turn is None or turn.chain is not None:
+        return state, []
+    if turn.flicks_left > 0 and any(
+        s.alive and not s.on_road and s.side == turn.side for s in state.soldiers
+    ):
         return state, []
     return start_turn(state, other_side(turn.side))
 

@@ -103,8 +103,9 @@ class BotRunner:
             if bot is None or page.state.actor != bot.side:
                 return
             version = page.state.version
-            player = self._factory(bot.strength, bot.seed + version)
-            hidden_dice = page.state.with_rng(bot.seed + version)
+            # One seed for the whole page: the bot keeps its plans (e.g. its arrangement) from move to move.
+            player = self._factory(bot.strength, bot.seed)
+            hidden_dice = page.state.with_rng(bot.seed)
             try:
                 action = await asyncio.to_thread(player.choose, hidden_dice)
                 await self._master.act(page_id, Seat(bot.side), action, version, None)

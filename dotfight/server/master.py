@@ -1,9 +1,10 @@
 """The authority over every page: the one place where actions are checked, applied, stored and announced.
 
-Each action runs under the page's asyncio lock, and its check of the version, the engine's verdict and
-the write of log entry, new version and state cache happen in one database transaction. Only after the
-commit are the events handed to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a
-move that a crash could take back. Database work runs on a small thread pool off the event loop.
+Each action runs under the page's asyncio lock; its check of the version, the engine's verdict and the
+write of log entry and new version happen in one database transaction (run by the single writer thread,
+which commits the writes waiting at that moment together). Only after the commit are the events handed
+to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a move a crash could take back.
+Reads run on a small thread pool; the latest state of recent pages is kept in memory.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
@@ -29,6 +29,7 @@ from dotfight.server.errors import ApiError
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
 from dotfight.server.schemas import PageCreate
 from dotfight.server.settings import Settings
+from dotfight.server.writer import AfterCommit, BatchWriter
 from dotfight.store import repository
 from dotfight.store.database import database_answers, make_session_factory
 from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
@@ -36,6 +37,10 @@ from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+# The private state is cached in the page row every this many versions (and when the page ends); in
+# between, a page rebuilt from the database replays at most this many log entries on top of it.
+CACHE_EVERY = 8
 
 
 @dataclass(frozen=True)
@@ -77,10 +82,6 @@ def events_message(version: int, events: list[dict[str, Any]]) -> str:
     return json.dumps({"type": "events", "version": version, "events": events}, separators=(",", ":"))
 
 
-class _VersionTaken(Exception):
-    """Another writer (another worker process) moved the page on between our read and our write."""
-
-
 def _engine_refusal(error: EngineError) -> ApiError:
     code = "bad_request" if isinstance(error, MalformedAction) else error.code
     return ApiError(code, error.message, reason=error.reason)
@@ -93,7 +94,8 @@ class Master:
         self._settings = settings
         self._database = database
         self._sessions = make_session_factory(database)
-        self._db_threads = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-db")
+        self._readers = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-read")
+        self._writer = BatchWriter(self._sessions)
         self._pages: LruCache[str, LoadedPage] = LruCache(settings.state_cache_pages)
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(
             settings.state_cache_pages
@@ -109,12 +111,13 @@ class Master:
         self._listeners.append(listener)
 
     def close(self) -> None:
-        """Stops the database threads (waiting for running work)."""
-        self._db_threads.shutdown(wait=True)
+        """Stops the database threads (finishing submitted work)."""
+        self._writer.close()
+        self._readers.shutdown(wait=True)
 
     async def _in_db(self, work: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._db_threads, partial(work, *args))
+        return await loop.run_in_executor(self._readers, partial(work, *args))
 
     def page_lock(self, page_id: str) -> asyncio.Lock:
         """Returns the lock held while an action of this page is applied, stored and announced."""
@@ -143,17 +146,19 @@ class Master:
             cached = self._pages.get(page_id)
             if cached is not None and cached.state.version == row.version:
                 return cached
-            page = self._rebuild(session, row)
-            session.commit()
-            return page
+            return self._rebuild(session, row)
 
     def _rebuild(self, session: Session, row: PageRow) -> LoadedPage:
-        """Builds the page's state from the cached private state, or from the log when that is stale."""
+        """Builds the page's state: the cached private state plus the log entries after it, or the whole
+        log replayed when there is no usable cache."""
         meta = PageMeta.from_row(row)
-        if row.state_cache is not None and row.cache_version == row.version:
+        cached_at = row.cache_version
+        if row.state_cache is not None and cached_at is not None and cached_at <= row.version:
             state = State.from_json(row.state_cache)
+            for entry in repository.actions_after(session, row.id, cached_at):
+                state, _ = apply(state, entry.side, entry.action)
         else:
-            logger.info("page %s: rebuilding state from its log", row.id)
+            logger.info("page %s: rebuilding its state from the whole log", row.id)
             entries = repository.actions_after(session, row.id, 0)
             replay = Replay(
                 RuleSet.from_json(row.rules),
@@ -163,7 +168,8 @@ class Master:
             if replay.error is not None or replay.valid != len(entries):
                 raise RuntimeError(f"page {row.id}: its log does not replay ({replay.error!r})")
             state = replay.state
-            repository.store_state_cache(session, row.id, row.version, state.to_json())
+        if state.version != row.version:
+            raise RuntimeError(f"page {row.id}: rebuilt at version {state.version}, stored {row.version}")
         page = LoadedPage(meta, state)
         self._pages.put(row.id, page)
         return page
@@ -288,8 +294,13 @@ class Master:
             updated_at=now,
         )
         seats, seat_rows = self._new_seats(row.id, request.mode, bot)
-        await self._in_db(self._insert_page, row, seat_rows)
         page = LoadedPage(PageMeta.from_row(row), state)
+
+        def insert(session: Session) -> tuple[None, AfterCommit]:
+            repository.add_page(session, row, seat_rows)
+            return None, None
+
+        await self._writer.run(insert)
         self._pages.put(row.id, page)
         self._seat_hashes.put(row.id, tuple((seat.token_hash, seat.side) for seat in seat_rows))
         return NewPage(page=page, seats=seats)
@@ -313,10 +324,6 @@ class Master:
             rows.append(SeatRow(page_id=page_id, side=side, kind="seat", token_hash=tokens.token_hash(token)))
         return seats, rows
 
-    def _insert_page(self, row: PageRow, seats: list[SeatRow]) -> None:
-        with self._sessions() as session, session.begin():
-            repository.add_page(session, row, seats)
-
     async def act(
         self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
     ) -> Applied:
@@ -327,7 +334,8 @@ class Master:
         """
         lock = self.page_lock(page_id)
         async with lock:
-            page, applied = await self._in_db(self._apply_and_store, page_id, seat, action, version, move_id)
+            prepare = partial(self._prepare_action, page_id, seat, action, version, move_id)
+            page, applied = await self._writer.run(prepare)
             if not applied.duplicate:
                 for listener in self._listeners:
                     try:
@@ -336,75 +344,69 @@ class Master:
                         logger.exception("page %s: listener failed", page_id)
         return applied
 
-    def _apply_and_store(
-        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
-    ) -> tuple[LoadedPage, Applied]:
+    def _prepare_action(
+        self,
+        page_id: str,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        session: Session,
+    ) -> tuple[tuple[LoadedPage, Applied], AfterCommit]:
+        """Checks and applies one action and writes it (a job of the writer: refusals come before writes)."""
+        page = self._pages.get(page_id)
+        if page is None or page.state.version != version:
+            # Not in memory, or the client is behind (or another worker moved on): ask the database.
+            row = repository.get_page(session, page_id)
+            if row is None:
+                raise ApiError("not_found", "no page with this id")
+            if page is None or page.state.version != row.version:
+                page = self._rebuild(session, row)
+        if move_id is not None:
+            duplicate = self._logged_move(session, page_id, seat, move_id)
+            if duplicate is not None:
+                return (page, duplicate), None
+        if page.state.version != version:
+            raise self._stale(page)
+        side = seat.side or page.state.actor or "blue"
         try:
-            return self._try_apply_and_store(page_id, seat, action, version, move_id)
-        except (IntegrityError, _VersionTaken):
-            # Another writer took this version, or this move_id is in the log already.
+            new_state, events = apply(page.state, side, action)
+        except EngineError as error:
+            raise _engine_refusal(error) from None
+        now = utc_now()
+        changes: dict[str, Any] = {
+            "version": new_state.version,
+            "phase": new_state.phase,
+            "side_to_act": new_state.actor,
+            "winner": new_state.winner,
+            "status": status_of(new_state),
+        }
+        if new_state.version % CACHE_EVERY == 0 or new_state.phase == "over":
+            changes["state_cache"] = new_state.to_json()
+            changes["cache_version"] = new_state.version
+        if not repository.append_action(session, page_id, version, changes, now):
+            # Another worker process moved the page on since it was read: nothing was written.
             self._pages.drop(page_id)
-            if move_id is not None:
-                duplicate = self._logged_move(page_id, seat, move_id)
-                if duplicate is not None:
-                    return self._read_page(page_id), duplicate
-            raise self._stale(self._read_page(page_id)) from None
+            row = repository.get_page(session, page_id)
+            assert row is not None
+            raise self._stale(self._rebuild(session, row))
+        entry = ActionRow(
+            page_id=page_id,
+            version=new_state.version,
+            side=side,
+            action=action,
+            events=events,
+            move_id=move_id,
+            created_at=now,
+        )
+        repository.add_action(session, entry)
+        moved_on = LoadedPage(page.meta, new_state)
+        return (moved_on, Applied(version=new_state.version, events=events)), partial(
+            self._pages.put, page_id, moved_on
+        )
 
-    def _try_apply_and_store(
-        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
-    ) -> tuple[LoadedPage, Applied]:
-        with self._sessions() as session, session.begin():
-            page = self._pages.get(page_id)
-            if page is None or page.state.version != version:
-                # Not in memory, or the client is behind (or another worker moved on): ask the database.
-                row = repository.get_page(session, page_id)
-                if row is None:
-                    raise ApiError("not_found", "no page with this id")
-                if page is None or page.state.version != row.version:
-                    page = self._rebuild(session, row)
-            if page.state.version != version:
-                if move_id is not None:
-                    duplicate = self._logged_move(page_id, seat, move_id, session)
-                    if duplicate is not None:
-                        return page, duplicate
-                raise self._stale(page)
-            side = seat.side or page.state.actor or "blue"
-            try:
-                new_state, events = apply(page.state, side, action)
-            except EngineError as error:
-                raise _engine_refusal(error) from None
-            now = utc_now()
-            entry = ActionRow(
-                page_id=page_id,
-                version=new_state.version,
-                side=side,
-                action=action,
-                events=events,
-                move_id=move_id,
-                created_at=now,
-            )
-            changes = {
-                "version": new_state.version,
-                "phase": new_state.phase,
-                "side_to_act": new_state.actor,
-                "winner": new_state.winner,
-                "status": status_of(new_state),
-                "state_cache": new_state.to_json(),
-                "cache_version": new_state.version,
-            }
-            if not repository.append_action(session, page_id, version, entry, changes, now):
-                self._pages.drop(page_id)
-                raise _VersionTaken(page_id)
-        new_page_state = LoadedPage(page.meta, new_state)
-        self._pages.put(page_id, new_page_state)
-        return new_page_state, Applied(version=new_state.version, events=events)
-
-    def _logged_move(
-        self, page_id: str, seat: Seat, move_id: str, session: Session | None = None
-    ) -> Applied | None:
-        if session is None:
-            with self._sessions() as own_session:
-                return self._logged_move(page_id, seat, move_id, own_session)
+    @staticmethod
+    def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str) -> Applied | None:
         entry = repository.action_by_move_id(session, page_id, move_id)
         if entry is None:
             return None

@@ -30,8 +30,8 @@ Token = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Version = Annotated[StrictInt, Field(ge=0)]
 
 
-def ensure_plain_json(value: Any, depth: int = 0) -> Any:
-    """Refuses NaN, infinities and deep nesting anywhere inside free-form JSON; returns it unchanged."""
+def ensure_plain_json(value: object, depth: int = 0) -> None:
+    """Refuses (ValueError) NaN, infinities and deep nesting anywhere inside free-form JSON."""
     if depth > MAX_JSON_DEPTH:
         raise ValueError("nested too deeply")
     if isinstance(value, float) and not math.isfinite(value):
@@ -43,7 +43,6 @@ def ensure_plain_json(value: Any, depth: int = 0) -> Any:
     elif isinstance(value, list):
         for item in value:
             ensure_plain_json(item, depth + 1)
-    return value
 
 
 class Incoming(BaseModel):
@@ -71,7 +70,8 @@ class PageCreate(Incoming):
     @field_validator("rules")
     @classmethod
     def _plain_rules(cls, rules: dict[str, Any] | None) -> dict[str, Any] | None:
-        return ensure_plain_json(rules)
+        ensure_plain_json(rules)
+        return rules
 
     @field_validator("seed")
     @classmethod
@@ -114,7 +114,8 @@ class ActionIn(Incoming):
     @field_validator("action")
     @classmethod
     def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
-        return ensure_plain_json(action)
+        ensure_plain_json(action)
+        return action
 
 
 class HelloMessage(Incoming):
@@ -136,7 +137,8 @@ class ActionMessage(Incoming):
     @field_validator("action")
     @classmethod
     def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
-        return ensure_plain_json(action)
+        ensure_plain_json(action)
+        return action
 
 
 ClientMessage = Annotated[HelloMessage | ActionMessage, Field(discriminator="type")]

@@ -52,18 +52,13 @@ def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow
 
 
 def append_action(
-    session: Session,
-    page_id: str,
-    expected_version: int,
-    entry: ActionRow,
-    changes: dict[str, Any],
-    now: datetime,
+    session: Session, page_id: str, expected_version: int, changes: dict[str, Any], now: datetime
 ) -> bool:
-    """Appends `entry` to the log and moves the page on, only if it is still at `expected_version`.
+    """Moves the page on (its new version, status, ...), only if it is still at `expected_version`.
 
     The conditional UPDATE makes a second writer (another worker process) lose cleanly instead of
     forking the page; the unique (page, version) constraint on the log is the last guard.
-    Returns False (and changes nothing) when the page had moved on.
+    Returns False (and changes nothing) when the page had moved on. The caller then adds the log entry.
     """
     result = session.execute(
         update(PageRow)
@@ -71,17 +66,9 @@ def append_action(
         .values(**changes, updated_at=now)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        return False
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
+def add_action(session: Session, entry: ActionRow) -> None:
+    """Appends an entry to a page's log (written with the transaction)."""
     session.add(entry)
-    return True
-
-
-def store_state_cache(session: Session, page_id: str, version: int, state_json: dict[str, Any]) -> None:
-    """Replaces a page's cached private state (used after rebuilding a stale cache from the log)."""
-    session.execute(
-        update(PageRow)
-        .where(PageRow.id == page_id, PageRow.version == version)
-        .values(state_cache=state_json, cache_version=version)
-        .execution_options(synchronize_session=False)
-    )

@@ -110,7 +110,7 @@ def player_randoms() -> st.SearchStrategy[random.Random]:
 
 
 @dataclass(frozen=True)
-class Page:
+class PageGeometry:
     """The geometry the player needs, read once from a snapshot's rules."""
 
     width: float
@@ -124,7 +124,7 @@ class Page:
     send_max: int
 
     @classmethod
-    def of(cls, snap: Snapshot) -> Page:
+    def of(cls, snap: Snapshot) -> PageGeometry:
         r = snap["rules"]
         return cls(
             width=float(r["page_width"]),
@@ -179,7 +179,7 @@ def garrison(snap: Snapshot, base: dict[str, Any]) -> list[dict[str, Any]]:
 
 def base_spot(snap: Snapshot, side: str, rng: random.Random, tries: int = 400) -> Action | None:
     """A `draw_base` wholly in the side's half, on the page, clear of every wall by more than the gap."""
-    page = Page.of(snap)
+    page = PageGeometry.of(snap)
     lo, hi = page.half(side)
     for attempt in range(tries):
         # After many misses, fall back to the smallest base: the page may be crowded.
@@ -193,7 +193,7 @@ def base_spot(snap: Snapshot, side: str, rng: random.Random, tries: int = 400) -
 
 
 def _spot_for(
-    page: Page, base: dict[str, Any], taken: Sequence[tuple[float, float]], rng: random.Random
+    page: PageGeometry, base: dict[str, Any], taken: Sequence[tuple[float, float]], rng: random.Random
 ) -> tuple[float, float] | None:
     """A free spot for one dot by its own base: inside the ring, or now and then just outside it."""
     outside = rng.random() < 0.3
@@ -217,7 +217,7 @@ def _spot_for(
 
 def position_move(snap: Snapshot, side: str, rng: random.Random) -> Action | None:
     """A `position` of a random few of the side's soldiers to free spots by their own bases."""
-    page = Page.of(snap)
+    page = PageGeometry.of(snap)
     own_bases = bases_of(snap, side)
     mine = [s for s in snap["soldiers"] if s["side"] == side]
     if not mine or not own_bases:
@@ -241,7 +241,7 @@ def position_move(snap: Snapshot, side: str, rng: random.Random) -> Action | Non
 
 def flick_vector(snap: Snapshot, shooter: dict[str, Any], rng: random.Random) -> list[float]:
     """An aim vector: mostly at a living enemy (so pages end), sometimes anywhere; any power."""
-    page = Page.of(snap)
+    page = PageGeometry.of(snap)
     enemies = living(snap, other(shooter["side"]))
     if enemies and rng.random() < 0.75:
         target = rng.choice(enemies)
@@ -255,16 +255,20 @@ def flick_vector(snap: Snapshot, shooter: dict[str, Any], rng: random.Random) ->
 
 def send_move(snap: Snapshot, side: str, rng: random.Random) -> Action | None:
     """A legal `send`: 1..send_max soldiers from inside one own base to another, keeping one to flick."""
-    page = Page.of(snap)
+    page = PageGeometry.of(snap)
     own_bases = bases_of(snap, side)
     if len(own_bases) < 2 or page.send_max < 1:
         return None
-    sources = [b for b in own_bases if garrison(snap, b)]
+    # A lunger owing his lunge-again cannot walk.
+    chain = snap["turn"]["chain"]
+    lunger = chain["soldier"] if chain else None
+    walkers = {b["id"]: [s for s in garrison(snap, b) if s["id"] != lunger] for b in own_bases}
+    sources = [b for b in own_bases if walkers[b["id"]]]
     if not sources:
         return None
     source = rng.choice(sources)
     target = rng.choice([b for b in own_bases if b["id"] != source["id"]])
-    men = garrison(snap, source)
+    men = walkers[source["id"]]
     count = rng.randint(1, min(page.send_max, len(men)))
     # The side still owes a flick, so someone must stay off the road to make it.
     count = min(count, len(flickable(snap, side)) - 1)
@@ -281,6 +285,11 @@ def play_move(snap: Snapshot, side: str, rng: random.Random) -> Action:
     if chain:
         if rng.random() < 0.15:
             return {"type": "stop"}
+        # The send may come at any moment before the turn's last flick, a pending chain included.
+        if not turn["sent"] and rng.random() < 0.1:
+            send = send_move(snap, side, rng)
+            if send is not None:
+                return send
         lunger = next(s for s in snap["soldiers"] if s["id"] == chain["soldier"])
         return {
             "type": "flick",
@@ -294,12 +303,8 @@ def play_move(snap: Snapshot, side: str, rng: random.Random) -> Action:
             return send
     if turn["flicked"] and rng.random() < 0.05:
         return {"type": "stop"}
-    ready_men = flickable(snap, side)
-    if not ready_men:
-        # A flick is owed but the last man off the road fell on an earlier flick (the rest walk):
-        # the turn can only be ended. The first flick is always made by then, so stop is allowed.
-        return {"type": "stop"}
-    shooter = rng.choice(ready_men)
+    # The engine passes the turn of a side with nobody off the road, so someone is always here.
+    shooter = rng.choice(flickable(snap, side))
     kind = "snipe" if rng.random() < 0.6 else "lunge"
     return {
         "type": "flick",
@@ -334,6 +339,11 @@ def legal_action(
     if phase == "play":
         return play_move(snap, side, rng)
     raise ValueError(f"unexpected phase {phase!r}")
+
+
+def legal_actions(state: State, *, resign_chance: float = 0.0) -> st.SearchStrategy[Action]:
+    """Hypothesis strategy: one legal action for `state.actor`, drawn (and shrunk) by hypothesis."""
+    return player_randoms().map(lambda rng: legal_action(state, rng, resign_chance=resign_chance))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -66,13 +66,23 @@ def corrupt(actions: list[dict[str, Any]], at: int) -> list[dict[str, Any]]:
     return broken
 
 
+def test_replay_refuses_a_log_entry_that_is_not_side_and_action() -> None:
+    record = load(GOLDEN_DIR / "classic.json")
+    actions = copy.deepcopy(record["actions"])
+    at = len(actions) // 2
+    actions[at] = {"action": actions[at]["action"]}  # the seat is missing
+    replay = replay_of(record, actions)
+    assert replay.valid == at
+    assert replay.error is not None and replay.error.code == "bad_request"
+
+
 @pytest.mark.parametrize("where", [0.0, 0.5, 1.0])
 def test_replay_keeps_the_valid_prefix_of_a_corrupted_log(where: float) -> None:
     record = load(GOLDEN_DIR / "quick.json")
     actions = record["actions"]
     at = min(int(where * len(actions)), len(actions) - 1)
     replay = replay_of(record, corrupt(actions, at))
-    assert replay.valid == at
+    assert replay.valid == at and replay.state.version == at
     assert isinstance(replay.error, EngineError)
     assert replay.error.code == "bad_request"
     assert as_json(replay.events) == record["events"][:at]
@@ -92,5 +102,5 @@ def test_replay_reports_the_first_of_several_failures() -> None:
     actions = corrupt(actions, second)
     replay = replay_of(record, actions)
     assert replay.valid == first
-    assert replay.error is not None and replay.error.code != "bad_request"
+    assert replay.error is not None and replay.error.code == "not_your_turn"
     assert as_json(replay.events) == record["events"][:first]

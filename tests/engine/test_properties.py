@@ -103,27 +103,13 @@ def midway_states(draw: st.DrawFn) -> State:
     return page.final
 
 
-def flick_events(page: PlayedPage) -> list[tuple[dict[str, Any], list[dict[str, Any]], State]]:
-    """Each ink event with the events its flick caused, and the state the flick was made in."""
-    found = []
-    for before, events in zip(page.states, page.events, strict=False):
-        for i, event in enumerate(events):
-            if event["type"] != "ink":
-                continue
-            tail = []
-            for later in events[i + 1 :]:
-                if later["type"] in ("ink", "turn", "bonus", "arrived", "phase", "send"):
-                    break
-                tail.append(later)
-            found.append((event, tail, before))
-    return found
-
-
 def polyline_length(points: list[list[float]]) -> float:
+    """The length of a line of ink."""
     return sum(math.dist(a, b) for a, b in itertools.pairwise(points))
 
 
 def diagonal(rules: RuleSet) -> float:
+    """The page diagonal D of RULES.md §1."""
     return math.hypot(rules.page_width, rules.page_height)
 
 
@@ -133,13 +119,14 @@ def diagonal(rules: RuleSet) -> float:
 
 
 def check_the_player_was_legal(page: PlayedPage) -> None:
-    # play_page would have raised on a refused action; the page must also have ended on its own terms.
+    """Every proposal was accepted (play_page raises otherwise) and the page ended with a winner."""
     assert page.final.phase == "over"
     assert page.final.actor is None
     assert page.final.winner in ("blue", "red")
 
 
 def check_dead_stay_dead(page: PlayedPage) -> None:
+    """A soldier is crossed out once, and stays crossed out where and as he fell."""
     crossed: set[str] = set()
     for events in page.events:
         for event in events:
@@ -179,6 +166,7 @@ def check_crosses(page: PlayedPage, final: dict[str, dict[str, Any]]) -> None:
 
 
 def check_soldiers_constant_after_jotting(page: PlayedPage) -> None:
+    """Jotting brings each base's full complement; after it, the ids and their count never change."""
     rules = page.rules
     expected = 2 * rules.bases_per_side * rules.soldiers_per_base
     settled: list[str] | None = None
@@ -198,6 +186,7 @@ def check_soldiers_constant_after_jotting(page: PlayedPage) -> None:
 
 
 def check_ink_on_the_page(page: PlayedPage) -> None:
+    """Every ink point lies on the page, and the snapshot keeps every line drawn, in order."""
     width, height = page.rules.page_width, page.rules.page_height
     drawn: list[dict[str, Any]] = []
     for events in page.events:
@@ -214,8 +203,10 @@ def check_ink_on_the_page(page: PlayedPage) -> None:
 
 
 def check_reach(page: PlayedPage) -> None:
+    """Reach follows power (RULES.md §4), no line is longer than its reach, and reach left only shrinks."""
     rules = page.rules
-    for ink, tail, before in flick_events(page):
+    for rec in flick_records(page):
+        ink, tail = rec.ink, rec.along
         power, reach = ink["power"], ink["reach"]
         assert 0 < power <= 1
         expected = diagonal(rules) * (
@@ -224,7 +215,7 @@ def check_reach(page: PlayedPage) -> None:
         assert reach == pytest.approx(expected, rel=1e-12)
         length = polyline_length(ink["points"])
         assert length <= reach + 1e-6
-        shooter = next(s for s in before.snapshot()["soldiers"] if s["id"] == ink["soldier"])
+        shooter = rec.soldier(ink["soldier"])
         assert ink["points"][0] == pytest.approx([shooter["x"], shooter["y"]], abs=1e-9)
         if ink["kind"] == "snipe":
             assert len(ink["points"]) == 2, "a snipe is one straight line"
@@ -239,6 +230,7 @@ def check_reach(page: PlayedPage) -> None:
 
 
 def on_edge(rules: RuleSet, point: list[float]) -> bool:
+    """Whether a point lies on the page's edge."""
     x, y = point
     return min(abs(x), abs(y), abs(x - rules.page_width), abs(y - rules.page_height)) <= 1e-6
 
@@ -271,6 +263,7 @@ def check_snipe_walk(rules: RuleSet, ink: dict[str, Any], tail: list[dict[str, A
 
 
 def check_round_trips(page: PlayedPage) -> None:
+    """Every state survives to_json/from_json exactly, through JSON text too; the snapshot hides the seed."""
     for state in page.states:
         private = state.to_json()
         again = State.from_json(private)
@@ -285,6 +278,7 @@ def check_round_trips(page: PlayedPage) -> None:
 
 
 def check_replay(page: PlayedPage) -> None:
+    """Replaying the log gives the live page's final state and events exactly."""
     replay = Replay(page.rules, page.seed, page.log)
     assert replay.error is None
     assert replay.valid == len(page.log)
@@ -294,12 +288,31 @@ def check_replay(page: PlayedPage) -> None:
 
 
 def check_versions(page: PlayedPage) -> None:
+    """`version` counts the actions applied."""
     for applied, state in enumerate(page.states):
         assert state.version == applied
         assert state.snapshot()["version"] == applied
 
 
+def check_public_helpers(page: PlayedPage) -> None:
+    """`actor`, `living` and `flickable` agree with the public snapshot they summarise."""
+    for state in page.states:
+        snap = state.snapshot()
+        assert state.actor == snap["side_to_act"]
+        for side in ("blue", "red"):
+            assert sorted(s.id for s in state.living(side)) == sorted(s["id"] for s in living(snap, side))
+        turn = snap["turn"]
+        if snap["phase"] == "play" and turn["chain"]:
+            assert state.flickable(turn["side"]) == [turn["chain"]["soldier"]]
+        elif snap["phase"] == "play":
+            expected = [s["id"] for s in living(snap, turn["side"]) if not s["on_road"]]
+            assert sorted(state.flickable(turn["side"])) == sorted(expected)
+            # A turn never waits on a side that has nobody to flick (the rest walk on the road).
+            assert expected
+
+
 def check_event_vocabulary(page: PlayedPage) -> None:
+    """Every event is a PROTOCOL.md type with its fields (and only documented additions), as strict JSON."""
     for events in page.events:
         for event in events:
             kind = event["type"]
@@ -313,9 +326,11 @@ def check_event_vocabulary(page: PlayedPage) -> None:
             extra = fields - names - ADDED_FIELDS.get(kind, set())
             assert not extra, f"{kind}: fields {sorted(extra)} are not in PROTOCOL.md"
             check_event_values(event)
+        json.dumps(events, allow_nan=False)  # events go on the wire as strict JSON
 
 
 def check_event_values(event: dict[str, Any]) -> None:
+    """Enumerated fields hold only the values PROTOCOL.md names."""
     kind = event["type"]
     if kind == "phase":
         assert event["phase"] in PHASES
@@ -335,6 +350,7 @@ def check_event_values(event: dict[str, Any]) -> None:
 
 
 def check_game_over_closes(page: PlayedPage) -> None:
+    """One game_over, in the last action, which `phase: over` closes; the winner is the right side."""
     last = page.events[-1]
     assert last[-1] == {"type": "phase", "phase": "over"}
     overs = [e for events in page.events for e in events if e["type"] == "game_over"]
@@ -344,14 +360,16 @@ def check_game_over_closes(page: PlayedPage) -> None:
     final = page.final.snapshot()
     assert final["end_reason"] == overs[0]["reason"]
     if final["end_reason"] == "resigned":
-        last = page.log[-1]
-        assert last["action"]["type"] == "resign" and final["winner"] == other(last["side"])
+        resignation = page.log[-1]
+        assert resignation["action"]["type"] == "resign"
+        assert final["winner"] == other(resignation["side"])
     else:
         # The loser has nobody left (the winner may have lost his last man after the wipe-out).
         assert not living(final, other(final["winner"]))
 
 
 def check_finished_page_accepts_nothing(page: PlayedPage) -> None:
+    """After the end every well-formed action, resignation included, is refused with `game_over`."""
     final = page.final
     snap = final.snapshot()
     attempts: list[dict[str, Any]] = [
@@ -515,10 +533,12 @@ def wall_crossings(start: list[float], end: list[float], base: dict[str, Any]) -
 
 
 def inside(soldier: dict[str, Any], base: dict[str, Any]) -> bool:
+    """Whether a soldier's centre is within the base's radius (on the wall counts)."""
     return bool((soldier["x"] - base["x"]) ** 2 + (soldier["y"] - base["y"]) ** 2 <= base["r"] ** 2)
 
 
 def near_wall(soldier: dict[str, Any], base: dict[str, Any]) -> bool:
+    """Whether a soldier stands so close to the wall that inside or not is rounding."""
     return bool(abs(math.hypot(soldier["x"] - base["x"], soldier["y"] - base["y"]) - base["r"]) < TIE)
 
 
@@ -744,6 +764,7 @@ def check_landing(rec: FlickRecord, rules: RuleSet, link: int, chain: dict[str, 
 
 
 def check_flicks_follow_the_rules(page: PlayedPage) -> None:
+    """Each snipe and lunge, recomputed from the state before it (RULES.md §4–§6)."""
     for rec in flick_records(page):
         if rec.ink["kind"] == "snipe":
             check_snipe_rules(rec, page.rules)
@@ -814,6 +835,7 @@ ALL_CHECKS = [
     check_round_trips,
     check_replay,
     check_versions,
+    check_public_helpers,
     check_event_vocabulary,
     check_game_over_closes,
     check_finished_page_accepts_nothing,
@@ -881,6 +903,12 @@ def test_replay_of_the_log_equals_live_play(page: PlayedPage) -> None:
 @given(small_pages())
 def test_version_counts_applied_actions(page: PlayedPage) -> None:
     check_versions(page)
+
+
+@PAGE_SETTINGS
+@given(small_pages())
+def test_public_helpers_agree_with_the_snapshot(page: PlayedPage) -> None:
+    check_public_helpers(page)
 
 
 @PAGE_SETTINGS
@@ -1011,6 +1039,25 @@ def test_a_refused_action_changes_nothing(state: State, rng: random.Random) -> N
     after, events = apply(state, state.actor, action)
     fresh, fresh_events = apply(State.from_json(before), state.actor, action)
     assert after == fresh and events == fresh_events
+
+
+@PAGE_SETTINGS
+@given(midway_states(), st.sampled_from(["blue", "red"]))
+def test_either_side_may_resign_at_any_time(state: State, side: str) -> None:
+    if state.phase == "over":
+        return
+    after, events = apply(state, side, {"type": "resign"})
+    winner = other(side)
+    assert events == [
+        {"type": "game_over", "winner": winner, "reason": "resigned"},
+        {"type": "phase", "phase": "over"},
+    ]
+    assert (after.phase, after.winner, after.actor, after.version) == (
+        "over",
+        winner,
+        None,
+        state.version + 1,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------

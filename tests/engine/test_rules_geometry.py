@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import pytest
 
-from dotfight.engine import RuleSet, apply
+from dotfight.engine import IllegalAction, RuleSet, Side, State, apply
 from dotfight.engine.geometry import Circle, edge_distance, quadratic_roots
 from dotfight.engine.state import Arrays
 from tests.engine.conftest import play_ready
@@ -60,6 +61,8 @@ def test_the_cached_arrays_stay_in_step_with_the_page_through_play() -> None:
             break
         side = state.actor
         assert side is not None
+        if move % 3 == 0:
+            state = _try_a_send(state, side)
         mover = state.soldier(state.flickable(side)[0])
         target = next(s for s in state.soldiers if s.alive and s.side != side)
         kind = "lunge" if move % 2 else "snipe"
@@ -80,3 +83,22 @@ def test_the_cached_arrays_stay_in_step_with_the_page_through_play() -> None:
         assert cached.garrison == fresh.garrison
         assert cached.all_x.tolist() == fresh.all_x.tolist() and cached.all_y.tolist() == fresh.all_y.tolist()
         assert cached.garrison == [state.garrison(b) for b in state.bases]
+
+
+def _try_a_send(state: State, side: Side) -> State:
+    """Sends the first man of the side's first manned base to its next base, when the rules allow."""
+    bases = state.bases_of(side)
+    for source in bases:
+        inside = [
+            s.id
+            for s in state.soldiers
+            if s.alive and s.side == side and not s.on_road and source.contains(s.x, s.y)
+        ]
+        if inside:
+            to = next(b for b in bases if b.id != source.id)
+            with contextlib.suppress(IllegalAction):  # e.g. it would leave nobody to flick
+                state, _ = apply(
+                    state, side, {"type": "send", "from": source.id, "to": to.id, "soldiers": inside[:2]}
+                )
+            return state
+    return state

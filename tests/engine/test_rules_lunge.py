@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from dotfight.engine import IllegalAction, RuleSet, apply
+from dotfight.engine import IllegalAction, RuleSet, apply, resolve_lunge
 from dotfight.engine.rng import normal
-from tests.engine.conftest import Page, flick, steady_rules, types
+from tests.engine.conftest import Page, flick, of_type, steady_rules, types
 
 D = math.hypot(1000, 1400)
 SOFT = 0.2 * D + 0.8 * D * (1 / 300) ** 2  # the reach of a 1-unit pull
@@ -83,7 +83,8 @@ def test_a_lunge_off_the_page_ends_at_the_edge_and_is_crossed_out_there(page: Pa
         "cause": "off_page",
     }
     assert events[0]["points"] == [[300, 300], [300, 0]]
-    assert after.soldier("runner").cross is not None and after.soldier("runner").cross.side == "blue"
+    cross = after.soldier("runner").cross
+    assert cross is not None and cross.side == "blue"
 
 
 def test_landing_in_an_own_base_joins_its_garrison(page: Page) -> None:
@@ -232,3 +233,38 @@ def test_a_lunger_who_dies_keeps_no_credits(page: Page) -> None:
     after, events = flick(state, "blue", "runner", "lunge", (0, -300))  # kills, then runs off the top
     assert types(events) == ["ink", "crossed_out", "crossed_out", "turn"]
     assert after.actor == "red" and after.turn is not None and after.turn.chain is None
+
+
+@pytest.mark.parametrize(("last_stand", "factor"), [(False, 1.0), (True, 0.5)])
+def test_crossing_out_a_man_turns_the_run_by_shake_man_times_a_fresh_draw(
+    last_stand: bool, factor: float
+) -> None:
+    rules = steady_rules(shake_man=0.04)
+    page = Page(rules, seed=77)
+    page.man("blue", 500, 1000, "runner")
+    page.man("red", 500, 850, "victim")
+    page.man("red", 950, 50, "faraway")
+    state = page.build(flicks=2 if last_stand else 1, last_stand=last_stand)
+    _, events = flick(state, "blue", "runner", "lunge", (0, -1))
+    first, kink, end = events[0]["points"]
+    assert kink == pytest.approx([500, 857], abs=1e-9)  # the entry point into his dot
+    turned = math.atan2(end[1] - kink[1], end[0] - kink[0]) - math.atan2(
+        kink[1] - first[1], kink[0] - first[0]
+    )
+    assert turned == pytest.approx(factor * 0.04 * normal(77, state.rng + 1), abs=1e-12)
+    assert math.dist(first, kink) + math.dist(kink, end) == pytest.approx(SOFT, abs=1e-9)
+
+
+def test_a_full_wall_shakes_with_the_full_spread_and_an_empty_one_barely() -> None:
+    rules = steady_rules(shake_empty=0.0175, shake_full=0.995)
+    page = Page(rules, seed=3)
+    page.base("red", 300, 700, 60)  # full
+    page.base("red", 700, 700, 60, men=0)  # an empty ring
+    page.man("blue", 300 + 20, 900, "left")
+    page.man("blue", 700 + 20, 900, "right")
+    page.man("red", 950, 50)
+    state = page.build()
+    for soldier, spread in (("left", 0.995), ("right", 0.0175)):
+        _, events = resolve_lunge(state, soldier, (0, -1))
+        wall = of_type(events, "wall")[0]
+        assert wall["shake"] == pytest.approx(spread * normal(3, state.rng + 1), abs=1e-12)

@@ -165,7 +165,8 @@ def test_an_enemy_lunger_standing_in_the_ring_is_shot_on_arrival(page: Page) -> 
         "by": "garrison",
         "cause": "shot",
     }
-    assert not state.soldier("raider").alive and state.soldier("raider").cross.side == "blue"  # type: ignore[union-attr]
+    raider = state.soldier("raider")
+    assert not raider.alive and raider.cross is not None and raider.cross.side == "blue"
 
 
 def test_a_convoy_wiped_out_on_the_road_does_not_arrive(page: Page) -> None:

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from dotfight.engine import IllegalAction
+from dotfight.engine import IllegalAction, State, apply
+from dotfight.engine.state import Event
 from tests.engine.conftest import Page, flick, of_type, types
 
 D = math.hypot(1000, 1400)
@@ -176,7 +177,5 @@ def test_a_snipe_out_of_turn_is_refused_and_changes_nothing(page: Page) -> None:
     assert state.to_json() == before
 
 
-def _send(state, side, source, to, soldiers):  # type: ignore[no-untyped-def]
-    from dotfight.engine import apply
-
+def _send(state: State, side: str, source: str, to: str, soldiers: list[str]) -> tuple[State, list[Event]]:
     return apply(state, side, {"type": "send", "from": source, "to": to, "soldiers": soldiers})

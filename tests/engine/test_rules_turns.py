@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dotfight.engine import IllegalAction, RuleSet, apply
+from dotfight.engine import IllegalAction, RuleSet, Side, apply
 from dotfight.engine.rng import normal
 from tests.engine.conftest import Page, flick, of_type, play_ready, steady_rules, types
 
@@ -147,7 +147,23 @@ def test_resigning_during_setup_ends_the_page() -> None:
 def test_turn_numbers_count_up_across_sides() -> None:
     state = _last_stand_page(5).build()
     numbers = []
-    for side, soldier in (("blue", "blue0"), ("red", "gunner"), ("blue", "blue1")):
+    moves: tuple[tuple[Side, str], ...] = (("blue", "blue0"), ("red", "gunner"), ("blue", "blue1"))
+    for side, soldier in moves:
         state, events = flick(state, side, soldier, "snipe", (0, -1 if side == "blue" else 1))
         numbers.append(of_type(events, "turn")[0]["number"])
     assert numbers == [2, 3, 4]
+
+
+def test_a_turn_with_flicks_left_but_nobody_to_make_them_passes() -> None:
+    page = Page(steady_rules())
+    page.base("blue", 300, 1100, 80, men=0)  # b1
+    page.base("blue", 700, 1100, 80, men=0)  # b2
+    page.man("blue", 300, 1100, "walker")
+    page.man("blue", 500, 200, "runner")
+    for k in range(5):
+        page.man("red", 100 + 40 * k, 100, f"red{k}")
+    state = page.build(flicks=2, last_stand=True)
+    state, _ = apply(state, "blue", {"type": "send", "from": "b1", "to": "b2", "soldiers": ["walker"]})
+    after, events = flick(state, "blue", "runner", "lunge", (0, -300))  # runs off the top of the page
+    assert types(events) == ["ink", "crossed_out", "turn"] and events[-1]["side"] == "red"
+    assert after.actor == "red" and after.soldier("walker").alive

@@ -32,11 +32,11 @@ def wait_for_turn(client: TestClient, page_id: str, side: str) -> dict[str, Any]
 
 def test_a_bot_page_is_played_to_the_end_over_http(client: TestClient) -> None:
     created = client.post(
-        "/api/pages", json={"preset": "quick", "mode": "bot", "bot": {"strength": "easy"}}
+        "/api/pages", json={"preset": "quick", "mode": "bot", "bot": {"strength": "normal"}}
     ).json()
     page_id, seats = created["id"], created["seats"]
     assert seats["red"] is None and created["links"]["red"] is None and seats["blue"]
-    assert created["snapshot"]["bot"] == {"side": "red", "strength": "easy"}
+    assert created["snapshot"]["bot"] == {"side": "red", "strength": "normal"}
     current = wait_for_turn(client, page_id, "blue")
     while current["phase"] != "over":
         response = client.post(

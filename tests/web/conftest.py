@@ -14,27 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+from web_helpers import CHROMIUM, CHROMIUM_ARGS, PHONE
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-PHONE: dict[str, Any] = {
-    "viewport": {"width": 390, "height": 844},
-    "device_scale_factor": 3,
-    "has_touch": True,
-    "is_mobile": True,
-}
 REPO = Path(__file__).resolve().parents[2]
-SERVE = ["-m", "dotfight.cli", "serve"]
-if os.environ.get("DOTFIGHT_DEV_SERVE"):  # TEMP while dotfight.cli cannot import every subcommand
-    SERVE = ["-c", "import sys, argparse; from dotfight.server import cli; p = argparse.ArgumentParser(); "
-             "cli.add_arguments(p); sys.exit(cli.run(p.parse_args(sys.argv[1:])))"]
 SCREENS = REPO / "test-artifacts" / "screens"
 
 
@@ -53,8 +35,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     env = {**os.environ, "DOTFIGHT_DATABASE_URL": f"sqlite:///{db}"}
     log = (tmp_path_factory.getbasetemp() / "web-server.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, *SERVE, "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "dotfight.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

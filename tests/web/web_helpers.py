@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+PHONE: dict[str, Any] = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "has_touch": True,
+    "is_mobile": True,
+}
 
 
 class Phone:
@@ -17,7 +34,7 @@ class Phone:
         self.base = base
         self.page = ctx.new_page()
         self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("pageerror", lambda e: self.errors.append(f"{e}\n{e.stack}"))
         self.cdp = ctx.new_cdp_session(self.page)
 
     def goto(self, path: str) -> None:
@@ -29,12 +46,15 @@ class Phone:
     def idle(self) -> None:
         """Waits until nothing is animating, sending or syncing."""
         settled = self.page.evaluate(
-            "Promise.race([window.dotfight.idle().then(() => true), new Promise((ok) => setTimeout(() => ok(false), 15000))])"
+            "Promise.race([window.dotfight.idle().then(() => true), "
+            "new Promise((ok) => setTimeout(() => ok(false), 15000))])"
         )
         if not settled:
             st = self.state()
-            raise AssertionError(f"the app did not settle within 15 s: {st.get('waiting')} phase={st.get('phase')} "
-                                 f"turn={st.get('turn')} errors={self.errors}")
+            raise AssertionError(
+                f"the app did not settle within 15 s: {st.get('waiting')} phase={st.get('phase')} "
+                f"turn={st.get('turn')} errors={self.errors}"
+            )
 
     def state(self) -> dict[str, Any]:
         """The app's view of the page (the test hook)."""
@@ -54,7 +74,7 @@ class Phone:
         """Drags a finger along page points (a real trusted touch: start, moves, end)."""
         pts = [self.client(x, y) for x, y in path]
         self.touch("touchStart", *pts[0])
-        for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        for (x0, y0), (x1, y1) in itertools.pairwise(pts):
             for k in range(1, steps + 1):
                 f = k / steps
                 self.touch("touchMove", x0 + (x1 - x0) * f, y0 + (y1 - y0) * f)
@@ -127,7 +147,13 @@ def aim_at_nearest_enemy(state: dict[str, Any]) -> tuple[dict[str, Any], tuple[f
     return m, ((e["x"] - m["x"]) / d, (e["y"] - m["y"]) / d)
 
 
-def flick_path(soldier: dict[str, Any], direction: tuple[float, float], pull: float) -> list[tuple[float, float]]:
+def flick_path(
+    soldier: dict[str, Any], direction: tuple[float, float], pull: float
+) -> list[tuple[float, float]]:
     """The finger's path for a flick: press the soldier, pull back away from the shot by `pull` units."""
     x, y = soldier["x"], soldier["y"]
-    return [(x, y), (x - direction[0] * pull * 0.5, y - direction[1] * pull * 0.5), (x - direction[0] * pull, y - direction[1] * pull)]
+    return [
+        (x, y),
+        (x - direction[0] * pull * 0.5, y - direction[1] * pull * 0.5),
+        (x - direction[0] * pull, y - direction[1] * pull),
+    ]

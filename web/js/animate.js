@@ -100,7 +100,7 @@ export class Animator {
     return new Promise((resolve) => {
       const t0 = performance.now();
       const frame = (now) => {
-        const f = this.instant ? 1 : Math.min(1, ((now - t0) * this.speed) / ms);
+        const f = this.instant ? 1 : Math.min(1, Math.max(0, ((now - t0) * this.speed) / ms));
         step(f);
         r.draw();
         if (f >= 1) resolve();
@@ -155,14 +155,15 @@ export class Animator {
     if (!this.instant) {
       await new Promise((resolve) => {
         const frame = (now) => {
-          const dt = Math.min(64, now - prev);
+          // A frame's timestamp can precede the moment the line started: never step backwards.
+          const dt = Math.max(0, Math.min(64, now - prev));
           prev = now;
           if (this.instant) drawn = total;
           else if (now >= pausedUntil) drawn = Math.min(total, drawn + (dt / 1000) * speed * this.speed);
           fire(now);
           place();
           for (const [id, t0] of crossStarts) {
-            const f = Math.min(1, ((now - t0) * this.speed) / CROSS_MS);
+            const f = Math.min(1, Math.max(0, ((now - t0) * this.speed) / CROSS_MS));
             o.crossProgress.set(id, f);
             if (f >= 1) crossStarts.delete(id);
           }

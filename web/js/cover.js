@@ -1,7 +1,7 @@
 // The cover of the exercise book: start a new page (Classic by default, other sizes tucked away)
 // and choose how to play it.
 
-import { startPage } from "./game.js";
+import { startPage } from "./start.js";
 import { go } from "./nav.js";
 import { INK, handCircle, penCross, penDot, penStroke } from "./paper.js";
 import { choices, h, mount, stepper, toast } from "./ui.js";

@@ -8,6 +8,7 @@ import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
 import { go, pageUrl } from "./nav.js";
 import { Renderer } from "./render.js";
 import { Input } from "./input.js";
+import { startPage } from "./start.js";
 import { pageNumbers } from "./stats.js";
 import { cap, h, handOver, mount, sheet, toast } from "./ui.js";
 
@@ -24,21 +25,23 @@ const CODE_WORDS = {
   not_found: "This page is not in the exercise book any more.",
 };
 
-/** Starts a new page on the server, records it in the book and opens it. */
-export async function startPage(spec) {
-  const res = await api.createPage(spec);
-  const mode = spec.mode;
-  let side = "blue";
-  let token = res.seats.blue;
-  if (mode === "local") side = "both";
-  if (mode === "bot") {
-    side = res.seats.blue ? "blue" : "red";
-    token = res.seats[side];
-  }
-  book.remember({ id: res.id, mode, preset: spec.preset, spec, token, side, links: res.links, owner: true });
-  go(`/p/${encodeURIComponent(res.id)}`);
-  return res;
-}
+// A player's words for the engine's stable refusal reasons.
+const REASON_WORDS = {
+  wrong_half: "A base goes in your own half of the page.",
+  too_close_to_base: "Too close to another base.",
+  radius_out_of_limits: "That circle is too small or too big for a base.",
+  off_page: "That goes off the page.",
+  outside_own_bases: "Soldiers stand inside your rings, or just outside a wall.",
+  overlapping: "Two soldiers cannot stand on one spot.",
+  not_in_base: "Only soldiers inside that base can be sent.",
+  chain_pending: "Lunge again with the same soldier — or stop.",
+  no_soldier_left: "That would leave you no soldier to flick.",
+  quick_setup_impossible: "Quick setup is only for a blank page.",
+  wrong_phase: "Not now — the page is at another step.",
+  soldier_dead: "That soldier is crossed out.",
+  already_sent: "You have already sent a convoy this turn.",
+  on_road: "A soldier on the road cannot be flicked.",
+};
 
 /** Opens the share sheet: the opponent's seat link (with its side) and the watch link. */
 export function shareSheet(entry) {
@@ -409,8 +412,10 @@ export class GameScreen {
     if (err.code === "not_your_turn" && this.side === null && sideBefore) this.learnSide(otherSide(sideBefore));
     if (err.code === "stale_version" && err.body && err.body.snapshot) this.whenIdle(() => this.setSnapshot(err.body.snapshot));
     else if (err.code === "stale_version") this.catchUp();
-    const words = err.message && err.code !== "server_error" ? err.message : CODE_WORDS[err.code] || err.message;
-    toast(words, { at, kind: "refusal", ms: 3400 });
+    // The refusal always comes from the server; known reasons are said in the game's words, any
+    // other in the server's own message.
+    const words = REASON_WORDS[err.reason] || (err.code !== "illegal_action" && CODE_WORDS[err.code]) || err.message;
+    toast(words, { at, kind: "refusal", ms: 3600 });
   }
 
   // ---- what the page says ----

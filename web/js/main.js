@@ -3,12 +3,8 @@
 // the browser tests.
 
 import * as book from "./book.js";
-import { showBook } from "./bookview.js";
 import { showCover } from "./cover.js";
-import { GameScreen } from "./game.js";
-import { showHowTo } from "./howto.js";
 import { setRouter } from "./nav.js";
-import { ReplayScreen } from "./replay.js";
 
 let current = null;
 
@@ -26,30 +22,49 @@ function takeSeat(id, frag) {
   return { token, side };
 }
 
-function route() {
+// Screens other than the cover load on first use, so the cover arrives quickly.
+const screens = {
+  page: () => import("./game.js"),
+  replay: () => import("./replay.js"),
+  book: () => import("./bookview.js"),
+  howto: () => import("./howto.js"),
+};
+let routing = 0;
+
+async function route() {
+  const ticket = ++routing;
   if (current && current.close) current.close();
   current = null;
   for (const el of document.querySelectorAll(".scrim, .handover")) el.remove();
   window.scrollTo(0, 0);
   const match = location.pathname.match(/^\/p\/([^/]+)\/?$/);
   const frag = new URLSearchParams(location.hash.slice(1));
+  let screen;
   if (match) {
     const id = decodeURIComponent(match[1]);
     const seat = takeSeat(id, frag);
     if (frag.get("view") === "replay") {
-      current = new ReplayScreen(id);
-      current.opening = current.open();
+      const { ReplayScreen } = await screens.replay();
+      if (ticket !== routing) return;
+      screen = new ReplayScreen(id);
     } else {
-      current = new GameScreen(id, seat);
-      current.opening = current.open();
+      const { GameScreen } = await screens.page();
+      if (ticket !== routing) return;
+      screen = new GameScreen(id, seat);
     }
+    screen.opening = screen.open();
   } else if (location.hash === "#book") {
-    current = showBook();
+    const { showBook } = await screens.book();
+    if (ticket !== routing) return;
+    screen = showBook();
   } else if (location.hash === "#how") {
-    current = showHowTo();
+    const { showHowTo } = await screens.howto();
+    if (ticket !== routing) return;
+    screen = showHowTo();
   } else {
-    current = showCover();
+    screen = showCover();
   }
+  current = screen;
 }
 
 setRouter(route);
@@ -60,8 +75,13 @@ window.addEventListener("popstate", route);
 window.dotfight = {
   state: () => (current && current.testState ? current.testState() : { screen: current ? current.name : null }),
   toPage: (x, y) => (current && current.renderer ? current.renderer.toClient(x, y) : null),
-  idle: () => (current && current.idle ? current.idle() : Promise.resolve()),
+  idle: async () => {
+    // Wait for a screen still loading its module, then for that screen to settle.
+    for (let i = 0; i < 100 && !current; i++) await new Promise((r) => setTimeout(r, 20));
+    if (current && current.idle) await current.idle();
+  },
   dropSocket: () => (current && current.link ? current.link.dropSocket() : undefined),
+  screen: () => current,
 };
 
 route();

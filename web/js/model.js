@@ -140,7 +140,10 @@ export function applyEvent(model, ev) {
       break;
     case "turn":
       model.sideToAct = ev.side;
-      model.turn = { side: ev.side, flicks_left: ev.flicks, chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false };
+      model.turn = {
+        side: ev.side, number: ((model.turn && model.turn.number) || 0) + 1, flicks_left: ev.flicks,
+        chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false,
+      };
       break;
     case "game_over":
       model.winner = ev.winner;

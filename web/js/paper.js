@@ -130,6 +130,7 @@ export function penStroke(ctx, points, { color, width = 3.2, seed = 1, upTo = In
   if (samples.length < 2) return;
   const total = samples[samples.length - 1].d;
   const end = Math.min(total, upTo);
+  if (!(end > 0)) return;
   const bend = smoothNoise(seed);
   const thick = smoothNoise(seed ^ 0x9e3779b9);
   const pts = [];

@@ -281,9 +281,9 @@ function drawAim(ctx, a) {
 function drawIntended(ctx, it) {
   ctx.save();
   ctx.strokeStyle = INK[it.side];
-  ctx.globalAlpha = 0.3;
-  ctx.lineWidth = 2;
-  ctx.setLineDash([4, 8]);
+  ctx.globalAlpha = 0.45;
+  ctx.lineWidth = 2.6;
+  ctx.setLineDash([6, 9]);
   ctx.beginPath();
   ctx.moveTo(it.from.x, it.from.y);
   ctx.lineTo(it.from.x + it.dir.x * it.reach, it.from.y + it.dir.y * it.reach);

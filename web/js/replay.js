@@ -43,7 +43,11 @@ export class ReplayScreen {
     this.stage = h("div", { class: "stage" }, this.canvas);
     this.caption = h("div", { class: "status" }, h("div", { class: "who" }, "Replay"), h("div", { class: "detail" }, "…"));
     this.scrub = h("input", { type: "range", min: "0", max: "0", value: "0", step: "1", "aria-label": "move number" });
-    this.scrub.addEventListener("input", () => { this.pause(); this.seek(Number(this.scrub.value)); });
+    this.scrub.addEventListener("input", () => {
+      const n = Number(this.scrub.value);
+      this.pause();
+      this.seek(n);
+    });
     this.playBtn = h("button", { class: "btn btn-main", type: "button", "data-action": "play", onclick: () => (this.playing ? this.pause() : this.play()) }, "Play");
     this.speedBtn = h("button", { class: "btn", type: "button", "data-action": "speed", onclick: () => this.nextSpeed() }, "1×");
     mount(h("div", { class: "game replay" },

@@ -123,9 +123,8 @@ class PageSocket:
             async with master.page_lock(self._page_id):
                 page = await master.page(self._page_id)
                 version = page.state.version
-                since = hello.version
-                catch_up = since is not None and 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS
-                if catch_up and not page.over:
+                since = hello.version or 0
+                if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
                     batches = await master.events_since(self._page_id, since)
                     events = [event for batch in batches for event in batch]
                     connection.send_json({"type": "events", "version": version, "events": events})

@@ -74,7 +74,13 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     base = st["bases"][0]
     soldier = next(s for s in st["soldiers"] if s["id"].startswith(base["id"] + "s"))
     target = (base["x"], base["y"] + base["r"] + 12)
-    p.drag([(soldier["x"], soldier["y"]), ((soldier["x"] + target[0]) / 2, (soldier["y"] + target[1]) / 2), target])
+    p.drag(
+        [
+            (soldier["x"], soldier["y"]),
+            ((soldier["x"] + target[0]) / 2, (soldier["y"] + target[1]) / 2),
+            target,
+        ]
+    )
     p.idle()
     moved = next(s for s in p.state()["soldiers"] if s["id"] == soldier["id"])
     assert math.hypot(moved["x"] - target[0], moved["y"] - target[1]) < 1.5
@@ -105,7 +111,11 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     assert ink["soldier"] in {s["id"] for s in before["soldiers"] if s["side"] == "blue"}
     # Canvas pixels: blue ink halfway along the line the server drew (the page was blank paper there).
     pts = ink["points"]
-    mid = ((pts[0][0] + pts[-1][0]) / 2, (pts[0][1] + pts[-1][1]) / 2) if len(pts) == 2 else tuple(pts[len(pts) // 2])
+    mid = (
+        ((pts[0][0] + pts[-1][0]) / 2, (pts[0][1] + pts[-1][1]) / 2)
+        if len(pts) == 2
+        else tuple(pts[len(pts) // 2])
+    )
     assert p.ink_near(mid[0], mid[1], "blue")
     p.shot(screens, "page-after-flick")
 
@@ -123,9 +133,18 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
             p.idle()
             continue
         if st["sideToAct"] == "blue" and not sent and not turn.get("sent"):
-            src = next(b for b in st["bases"] if b["side"] == "blue" and any(
-                s["side"] == "blue" and s["alive"] and not s["on_road"] and math.hypot(s["x"] - b["x"], s["y"] - b["y"]) <= b["r"]
-                for s in st["soldiers"]))
+            src = next(
+                b
+                for b in st["bases"]
+                if b["side"] == "blue"
+                and any(
+                    s["side"] == "blue"
+                    and s["alive"]
+                    and not s["on_road"]
+                    and math.hypot(s["x"] - b["x"], s["y"] - b["y"]) <= b["r"]
+                    for s in st["soldiers"]
+                )
+            )
             dst = next(b for b in st["bases"] if b["side"] == "blue" and b["id"] != src["id"])
             p.tap("[data-action=send]")
             p.tap_page(src["x"], src["y"])
@@ -144,7 +163,54 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     kinds = [e["action"]["type"] for e in entries]
     assert kinds.count("flick") == flicks >= 4
     assert kinds.count("send") == 1
-    assert any(e["action"].get("kind") == "lunge" and e["side"] == "red" for e in entries if e["action"]["type"] == "flick")
+    assert any(
+        e["action"].get("kind") == "lunge" and e["side"] == "red"
+        for e in entries
+        if e["action"]["type"] == "flick"
+    )
     assert p.state()["version"] == entries[-1]["version"] == len(entries)
     p.shot(screens, "page-later")
+
+    # The side to flick resigns from the page menu: the end sheet names the winner with the numbers.
+    p.dismiss_handover()
+    loser = p.state()["sideToAct"]
+    p.tap("[aria-label='page menu']")
+    p.page.locator(".sheet button", has_text="Resign").tap()
+    p.page.locator(".sheet button.btn-red", has_text="Resign").tap()
+    p.idle()
+    winner = "red" if loser == "blue" else "blue"
+    st = p.state()
+    assert st["phase"] == "over" and st["winner"] == winner
+    end = p.page.locator(".sheet.end")
+    end.locator("table.numbers").wait_for()
+    assert f"{winner.capitalize()} wins" in end.inner_text()
+    flick_row = end.locator("tr", has_text="flicks").inner_text().split()
+    blue_flicks = sum(1 for e in entries if e["action"]["type"] == "flick" and e["side"] == "blue")
+    red_flicks = sum(1 for e in entries if e["action"]["type"] == "flick" and e["side"] == "red")
+    assert flick_row[-2:] == [str(blue_flicks), str(red_flicks)]
+    p.shot(screens, "end")
+
+    # Rematch: a new Quick page on one phone; the exercise book lists both, newest first.
+    end.locator("[data-action=rematch]").tap()
+    p.page.wait_for_function(
+        f"location.pathname.startsWith('/p/') && !location.pathname.endsWith('{page_id}')"
+    )
+    p.idle()
+    st = p.state()
+    assert st["id"] != page_id and st["mode"] == "local" and st["phase"] == "bases"
+    assert len(log(server, st["id"])["entries"]) == 0
+    p.goto("/#book")
+    p.page.wait_for_function(
+        "document.querySelectorAll('.book-item').length === 2 && !document.body.innerText.includes('…')"
+    )
+    items = p.page.locator(".book-item")
+    assert items.nth(0).get_attribute("data-id") == st["id"] and "drawing bases" in items.nth(0).inner_text()
+    assert (
+        items.nth(1).get_attribute("data-id") == page_id
+        and f"{winner.capitalize()} won" in items.nth(1).inner_text()
+    )
+    p.shot(screens, "book")
+    p.goto("/#how")
+    assert p.page.locator(".howto canvas").count() >= 6
+    p.shot(screens, "howto")
     assert p.errors == []
