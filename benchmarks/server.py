@@ -34,6 +34,8 @@ from websockets.asyncio.client import ClientConnection, connect
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # A soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0
+# A message not heard within this long fails the run (rather than hanging it).
+RECEIVE_TIMEOUT = 30.0
 
 
 def free_port() -> int:
@@ -43,12 +45,21 @@ def free_port() -> int:
         return port
 
 
+def cpu_seconds(pid: int) -> float:
+    """Returns the CPU time (user + system) a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {
         **os.environ,
         "DOTFIGHT_DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
+        # The clients here play far faster than people (--think 0): lift the per-client flood limits.
         "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
+        "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
+        "DOTFIGHT_WS_MESSAGE_BURST": "100000",
     }
     command = [sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     command.append("--no-access-log")
@@ -85,7 +96,7 @@ class Page:
 async def receive_events(connection: ClientConnection, version: int) -> dict[str, Any]:
     """Waits for the events message of `version` (presence and acks are skipped)."""
     while True:
-        message: dict[str, Any] = json.loads(await connection.recv())
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), RECEIVE_TIMEOUT))
         if message["type"] == "events" and message["version"] == version:
             return message
         if message["type"] == "error":
@@ -94,7 +105,7 @@ async def receive_events(connection: ClientConnection, version: int) -> dict[str
 
 async def receive_ack(connection: ClientConnection, move_id: str) -> None:
     while True:
-        message: dict[str, Any] = json.loads(await connection.recv())
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), RECEIVE_TIMEOUT))
         if message["type"] == "ack" and message["move_id"] == move_id:
             return
         if message["type"] == "error":
@@ -171,15 +182,19 @@ async def create_pages(base: str, count: int) -> list[Page]:
         return pages
 
 
-async def run(args: argparse.Namespace, base: str) -> None:
+async def run(args: argparse.Namespace, base: str, server_pid: int) -> None:
     pages = await create_pages(base, args.pages)
     ws_base = base.replace("http://", "ws://")
     latencies: list[float] = []
+    server_cpu = cpu_seconds(server_pid)
+    own_cpu = time.process_time()
     started = time.perf_counter()
     made = await asyncio.gather(
         *(play(page, ws_base, args, latencies, started + args.seconds) for page in pages)
     )
     elapsed = time.perf_counter() - started
+    server_cpu = cpu_seconds(server_pid) - server_cpu
+    own_cpu = time.process_time() - own_cpu
     total = sum(made)
     ordered = sorted(latencies)
     p50 = statistics.median(ordered) * 1000
@@ -187,6 +202,10 @@ async def run(args: argparse.Namespace, base: str) -> None:
     sockets = 2 * args.pages
     print(f"pages {args.pages} ({sockets} sockets), think {args.think} s: {total} actions, {elapsed:.1f} s")
     print(f"throughput {total / elapsed:.0f} actions/s")
+    print(
+        f"CPU: server {server_cpu / total * 1000:.2f} ms/action ({server_cpu / elapsed:.0%} of a core),"
+        f" clients {own_cpu / elapsed:.0%} of a core; load average {os.getloadavg()[0]:.1f}"
+    )
     worst = ordered[-1] * 1000
     print(f"latency (send -> opponent hears): p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {worst:.1f} ms")
 
@@ -203,7 +222,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as workdir:
         process, base = start_server(Path(workdir))
         try:
-            asyncio.run(run(args, base))
+            asyncio.run(run(args, base, process.pid))
         finally:
             process.terminate()
             process.wait(10)

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The one test command: installs what the tests need (Python packages and Debian's chromium for the
-# browser tests) and runs the whole suite. Extra arguments go to pytest, e.g. `bash scripts/test.sh -k engine`.
+# The one test command: installs what the tests need — the Python packages of `.[test]`, Debian's chromium
+# for the browser tests and Debian's postgresql for the PostgreSQL storage tests — and runs the whole suite.
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh tests/engine -q`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "== installing Debian's chromium for the browser tests"
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing Debian packages: ${missing[*]}"
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 echo "== installing Python packages"

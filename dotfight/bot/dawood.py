@@ -51,8 +51,6 @@ class DawoodBot:
 
     def _arrange(self, state: State, board: Board, side: str) -> Action:
         """A `position` toward the planned arrangement, then `ready` once the soldiers stand there."""
-        if not self.strength.arranges:
-            return {"type": "ready"}
         rng = private_random(self.seed, side, "arrange")
         places = arrangement(board, side, rng, bait=self.strength.bait)
         moves = []
@@ -112,13 +110,12 @@ class DawoodBot:
     def _trial(self, state: State, side: str, action: Action, luck: list[int]) -> float | None:
         """The mean value of an action over the sampled luck, or None when the engine refuses it."""
         total = 0.0
-        for k, seed in enumerate(luck):
+        for seed in luck:
             try:
                 after, _events = apply(state.with_rng(seed), side, action)
             except EngineError:
                 return None
-            # The enemy's answer is sampled with other luck than the flick's own.
-            total += judge(after, Board.of(after), side, self.strength, luck[(k + 1) % len(luck)] ^ 1)
+            total += judge(after, Board.of(after), side, self.strength)
         return total / max(1, len(luck))
 
 

@@ -1,9 +1,9 @@
 """Setup: where Dawood-bot draws its bases and how it arranges its soldiers.
 
-Bases are spread across the width of the bot's half in a zig-zag (front and back rows), clear of the
-middle line and of each other, so a convoy between two back bases walks behind a front one. Soldiers
-sit in the back of their ring, away from the enemy, in a scatter chosen so that few of them stand in a
-row as seen from the enemy's men; now and then one steps out in front of a full base as bait.
+Bases are spread across the width of the bot's half in a zig-zag (front and back rows when they do not
+fit in one), clear of the middle line and of each other, so a convoy between two back bases walks
+behind a front one. Soldiers keep the engine's even jotting, behind their walls; now and then one steps
+out in front of the front base as bait for a lunger.
 """
 
 from __future__ import annotations
@@ -108,27 +108,16 @@ def next_base(board: Board, side: str, seed: int) -> dict[str, Any]:
 
 
 def arrangement(board: Board, side: str, rng: random.Random, *, bait: float) -> dict[str, tuple[float, float]]:
-    """Where each of the side's soldiers should stand: id -> (x, y)."""
-    params = board.params
-    enemy_xy = board.xy[board.living(other(side))]
-    if len(enemy_xy) > 16:
-        enemy_xy = enemy_xy[np.linspace(0, len(enemy_xy) - 1, 16).astype(int)]
+    """Where the side's soldiers should stand that differ from where they stand: id -> (x, y).
+
+    The jotted even pattern keeps every man behind his wall (a scatter to the back of the ring away
+    from enemy rows was tried and played no better); now and then one man steps out as bait.
+    """
     places: dict[str, tuple[float, float]] = {}
     bases = board.bases_of(side)
-    toward = _enemy_direction(board, side)
-    front = None
-    if bases.size:
+    if bases.size and rng.random() < bait:
+        toward = _enemy_direction(board, side)
         front = int(bases[np.argmin([board.base_xy[b] @ toward[b] for b in bases])])
-    for b in bases:
-        men = [int(s) for s in np.flatnonzero(board.home == b)]
-        if not men:
-            continue
-        spots = _scatter(params, board.base_xy[b], float(board.base_r[b]), toward[b], len(men), enemy_xy, rng)
-        if spots is None:
-            continue
-        for s, (x, y) in zip(men, spots, strict=True):
-            places[board.soldier_ids[s]] = (x, y)
-    if front is not None and rng.random() < bait:
         _step_out_bait(board, side, front, toward[front], places)
     return places
 
@@ -149,56 +138,6 @@ def _enemy_direction(board: Board, side: str) -> FloatArray:
     return out
 
 
-def _scatter(
-    params: Params, centre: FloatArray, radius: float, toward: FloatArray, count: int, enemy_xy: FloatArray,
-    rng: random.Random, tries: int = 12,
-) -> list[tuple[float, float]] | None:
-    """Spots for `count` men in the back of a ring, the arrangement with the fewest rows among tries."""
-    spacing = 2 * params.dot_radius + 3
-    room = radius - params.dot_radius - 1
-    if room <= 0:
-        return None
-    best: tuple[float, list[tuple[float, float]]] | None = None
-    for attempt in range(tries):
-        # Start in the back two thirds, allow the whole ring if that gets crowded.
-        limit = radius * (0.3 if attempt < tries // 2 else 1.0)
-        spots: list[tuple[float, float]] = []
-        for _ in range(count * 60):
-            if len(spots) == count:
-                break
-            a = rng.uniform(0, 2 * math.pi)
-            d = room * math.sqrt(rng.random())
-            x, y = centre[0] + d * math.cos(a), centre[1] + d * math.sin(a)
-            if (x - centre[0]) * toward[0] + (y - centre[1]) * toward[1] > limit:
-                continue
-            if not (params.dot_radius + SAFETY <= x <= params.page_width - params.dot_radius - SAFETY):
-                continue
-            if not (params.dot_radius + SAFETY <= y <= params.page_height - params.dot_radius - SAFETY):
-                continue
-            if all(math.hypot(x - sx, y - sy) >= spacing for sx, sy in spots):
-                spots.append((round(x, 2), round(y, 2)))
-        if len(spots) < count:
-            continue
-        score = _rows(np.array(spots), enemy_xy, params.dot_radius)
-        score += 0.002 * sum((sx - centre[0]) * toward[0] + (sy - centre[1]) * toward[1] for sx, sy in spots)
-        if best is None or score < best[0]:
-            best = (score, spots)
-    return None if best is None else best[1]
-
-
-def _rows(spots: FloatArray, viewpoints: FloatArray, dot_radius: float) -> float:
-    """How many pairs of spots stand in a row as seen from the viewpoints (one line through both)."""
-    if len(viewpoints) == 0 or len(spots) < 2:
-        return 0.0
-    rel = spots[None, :, :] - viewpoints[:, None, :]
-    ang = np.arctan2(rel[..., 1], rel[..., 0])
-    dist = np.hypot(rel[..., 0], rel[..., 1])
-    width = np.arcsin(np.minimum(1.0, dot_radius / np.maximum(dist, 1e-6)))
-    gap = np.abs(np.angle(np.exp(1j * (ang[:, :, None] - ang[:, None, :]))))
-    aligned = gap < (width[:, :, None] + width[:, None, :])
-    return float((aligned.sum() - aligned.shape[0] * aligned.shape[1]) / 2)
-
-
 def _step_out_bait(
     board: Board, side: str, base: int, toward: FloatArray, places: dict[str, tuple[float, float]]
 ) -> None:
@@ -207,6 +146,8 @@ def _step_out_bait(
     men = [board.soldier_ids[s] for s in np.flatnonzero(board.home == base)]
     if len(men) < 3:
         return
+    # The man nearest the front steps out.
+    men.sort(key=lambda sid: -float(board.xy[board.index_of(sid)] @ toward))
     r = float(board.base_r[base])
     spot = board.base_xy[base] + toward * (r + params.outside_margin * 0.6)
     x, y = float(spot[0]), float(spot[1])
@@ -214,8 +155,7 @@ def _step_out_bait(
         return
     if not (params.dot_radius + SAFETY <= y <= params.page_height - params.dot_radius - SAFETY):
         return
-    others = [pos for sid, pos in places.items() if sid != men[0]]
-    others += [(float(px), float(py)) for k, (px, py) in enumerate(board.xy)
-               if board.soldier_ids[k] not in places and board.alive[k]]
+    others = [(float(px), float(py)) for k, (px, py) in enumerate(board.xy)
+              if board.soldier_ids[k] != men[0] and board.alive[k]]
     if all(math.hypot(x - ox, y - oy) >= 2 * params.dot_radius + 3 for ox, oy in others):
         places[men[0]] = (round(x, 2), round(y, 2))

@@ -15,7 +15,7 @@ from tests.bot.botpages import play_bots
 
 def setup_done(rules: RuleSet, seed: int = 1, strength: str = "normal") -> State:
     """A page whose bases are drawn and soldiers arranged by two bots: blue to flick first."""
-    bots = {"blue": DawoodBot(strength, seed=1), "red": DawoodBot(strength, seed=2)}
+    bots = {"blue": DawoodBot(strength, seed=2 * seed), "red": DawoodBot(strength, seed=2 * seed + 1)}
     state = new_page(rules, seed)
     while state.phase != "play":
         side = state.actor
@@ -56,6 +56,19 @@ def test_arranged_soldiers_stand_behind_their_walls() -> None:
         men = board.living(side)
         outside = [k for k in men if board.home[k] < 0]
         assert len(outside) <= 1  # at most one bait stepped out
+
+
+def test_now_and_then_one_man_steps_out_as_bait() -> None:
+    rules = RuleSet.preset("quick")
+    baits = 0
+    for seed in range(12):
+        state = setup_done(rules, seed=seed, strength="hard")
+        board = Board.of(state)
+        for side in ("blue", "red"):
+            outside = [k for k in board.living(side) if board.home[k] < 0]
+            assert len(outside) <= 1
+            baits += len(outside)
+    assert 0 < baits < 12  # now and then, not always
 
 
 def test_a_man_on_open_paper_within_easy_reach_is_crossed_out() -> None:

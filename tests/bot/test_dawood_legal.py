@@ -34,8 +34,8 @@ def test_bots_play_custom_sizes_legally(bases: int, soldiers: int) -> None:
 def test_stronger_bots_play_a_quick_page_legally(blue: str, red: str, seed: int) -> None:
     page = play_bots(RuleSet.preset("quick"), seed, blue, red)
     assert page.final.phase == "over"
-    kinds = {action["type"] for _, action in page.log}
-    assert "position" in kinds  # normal and hard arrange their men
+    flicks = [a for _, a in page.log if a["type"] == "flick"]
+    assert {a["kind"] for a in flicks} == {"snipe", "lunge"}
 
 
 def test_bots_play_under_overridden_rules() -> None:

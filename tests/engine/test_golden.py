@@ -40,6 +40,26 @@ def test_one_golden_page_per_preset() -> None:
     assert {"classic", "quick", "dawood", "custom"} <= names
 
 
+def test_golden_pages_between_them_reach_every_rule() -> None:
+    """A regenerated set must still hold the guarantee for every kind of event a saved page can have."""
+    seen: set[str] = set()
+    for path in GOLDEN_FILES:
+        for events in load(path)["events"]:
+            for event in events:
+                seen.add(event["type"])
+                for key in ("cause", "reason"):
+                    if key in event:
+                        seen.add(f"{event['type']}:{event[key]}")
+                if event["type"] == "turn" and event["last_stand"]:
+                    seen.add("last_stand")
+    expected = {
+        "base_drawn", "positioned", "phase", "ink", "wall", "landed", "send", "arrived", "turn",
+        "crossed_out:snipe", "crossed_out:lunge", "crossed_out:shot", "crossed_out:off_page",
+        "bonus:two_with_one_bullet", "bonus:lunge_again", "game_over:all_crossed_out", "last_stand",
+    }  # fmt: skip
+    assert expected <= seen, sorted(expected - seen)
+
+
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.stem)
 def test_golden_page_replays_exactly(path: Path) -> None:
     record = load(path)

@@ -850,6 +850,31 @@ ALL_CHECKS = [
 # ---------------------------------------------------------------------------------------------------
 
 
+def test_the_random_player_reaches_every_rule() -> None:
+    """Guards the properties against passing vacuously: fixed-seed play reaches every event, cause,
+    bonus, action and last stand."""
+    seen: set[str] = set()
+    for seed in range(30):
+        page = play_page(RuleSet.preset("quick"), seed, random.Random(seed), resign_chance=0.002)
+        for entry, events in zip(page.log, page.events, strict=True):
+            seen.add(f"action:{entry['action']['type']}")
+            for event in events:
+                seen.add(event["type"])
+                detail = event.get("cause") or event.get("reason")
+                if detail:
+                    seen.add(f"{event['type']}:{detail}")
+                if event["type"] == "turn" and event["last_stand"]:
+                    seen.add("last_stand")
+    expected = (
+        set(EVENT_FIELDS) | {f"crossed_out:{c}" for c in CAUSES} | {f"bonus:{r}" for r in BONUS_REASONS}
+    )
+    expected |= {f"game_over:{r}" for r in END_REASONS} | {"last_stand"}
+    expected |= {
+        f"action:{a}" for a in ("draw_base", "quick_setup", "position", "ready", "flick", "send", "stop")
+    }
+    assert expected <= seen, sorted(expected - seen)
+
+
 @PAGE_SETTINGS
 @given(small_pages())
 def test_random_legal_play_is_accepted_to_the_end(page: PlayedPage) -> None:

@@ -67,10 +67,16 @@ def test_live_page_on_two_phones(server: str, browser: Any, phone: Any, screens:
         assert "seat=" not in red.page.url
         wait_state(blue, "s.presence && s.presence.blue && s.presence.red")
 
+        # A forged seat link is refused in words and the page is followed as a watcher.
         watcher = Phone(watch_ctx, server)
-        watcher.page.goto(links[1])
+        watcher.page.goto(links[1] + "#seat=forged-seat-token")
         watcher.page.wait_for_function("window.dotfight !== undefined")
+        watcher.page.locator(".toast-refusal", has_text="only watch").wait_for()
         watcher.idle()
+        assert (
+            watcher.state()["tool"] == "tap"
+            and watcher.page.locator("[data-action=quick_setup]").count() == 0
+        )
 
         # Blue's quick setup appears on red's phone and the watcher's without reloading.
         blue.tap("[data-action=quick_setup]")

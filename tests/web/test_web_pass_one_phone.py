@@ -100,6 +100,15 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     st = p.state()
     assert st["phase"] == "play" and st["sideToAct"] == "blue"
 
+    # A pull that slides back into the soldier is cancelled: nothing is sent.
+    stored_count = len(log(server, page_id)["entries"])
+    soldier, direction = aim_at_nearest_enemy(st)
+    out = flick_path(soldier, direction, 150)
+    p.drag([*out, out[1], out[0]])
+    p.idle()
+    assert len(log(server, page_id)["entries"]) == stored_count
+    assert p.state()["inkCount"] == 0 and p.state()["version"] == stored_count
+
     # Blue's first flick: a snipe at the nearest red soldier; the ink is drawn where the server says.
     before = flick(p, screens)
     st = p.state()

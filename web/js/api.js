@@ -13,13 +13,14 @@ export class ApiError extends Error {
     this.body = body;
   }
 
-  /** True when the server never answered (worth retrying with the same move_id). */
+  /** True when the move may not have been judged (worth retrying with the same move_id). */
   get isConnection() {
-    return this.code === "offline" || this.code === "timeout";
+    return this.code === "offline" || this.code === "timeout" || this.status >= 500;
   }
 }
 
-const OFFLINE_WORDS = "No connection to the server — trying again.";
+const OFFLINE_WORDS = "No connection — trying again.";
+const LONG_SLEEP_MS = 15000;
 
 /** Makes a fresh random move id. */
 export function newMoveId() {
@@ -47,7 +48,7 @@ export async function request(method, path, { body, token } = {}) {
   }
   if (!res.ok) {
     const e = (data && data.error) || {};
-    throw new ApiError(e.code || "server_error", e.message || `The server could not do that (${res.status}).`, {
+    throw new ApiError(e.code || "server_error", e.message || "That did not work — try again.", {
       reason: e.reason || null, status: res.status, body: data,
     });
   }
@@ -72,10 +73,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One open page's connection. Callbacks: onEvents(version, events, {resume}), onSnapshot(snapshot, seat),
- * onPresence({blue, red}), onStatus("online" | "offline" | "connecting").
+ * onPresence({blue, red}), onStatus("online" | "offline" | "connecting"), onWake() (the phone woke with
+ * the socket still open), wantSeat() (true: ask for the whole state, which names our seat),
+ * onRefused(error) (the server refused the hello: bad seat token or unknown page).
  */
 export class PageLink {
-  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat }) {
+  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat, onWake, onRefused }) {
     this.id = id;
     this.token = token || null;
     this.version = version; // () => the last version the page model has received
@@ -84,15 +87,30 @@ export class PageLink {
     this.onPresence = onPresence || (() => {});
     this.onStatus = onStatus || (() => {});
     this.wantSeat = wantSeat || (() => false);
+    this.onWake = onWake || (() => {});
+    this.onRefused = onRefused || (() => {});
     this.ws = null;
     this.open = false;
-    this.stopped = false;
+    this.stopped = true; // until start(): a page on one phone never opens a socket
     this.failures = 0;
     this.waiting = new Map(); // move_id -> {resolve, reject, timer}
     this.retryTimer = null;
     this.afterHello = false;
+    this.hiddenAt = null;
     this.wake = () => {
-      if (document.visibilityState === "visible" || !("visibilityState" in document)) this.reconnectNow();
+      if (document.visibilityState === "hidden") {
+        this.hiddenAt = Date.now();
+        return;
+      }
+      // After a long sleep an "open" socket may be dead without knowing it: start a fresh one.
+      const slept = this.hiddenAt !== null && Date.now() - this.hiddenAt > LONG_SLEEP_MS;
+      this.hiddenAt = null;
+      if (slept && this.ws && this.ws.readyState === WebSocket.OPEN) {
+        this.failures = 0;
+        this.dropSocket();
+        return;
+      }
+      this.reconnectNow();
     };
     window.addEventListener("online", this.wake);
     document.addEventListener("visibilitychange", this.wake);
@@ -122,8 +140,8 @@ export class PageLink {
   reconnectNow() {
     if (this.stopped) return;
     if (this.ws && (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)) {
-      // A socket that survived a sleep may be stale: say hello again to catch up from our version.
-      if (this.ws.readyState === WebSocket.OPEN) this.hello();
+      // A socket that survived a sleep may have missed something: let the page check over HTTP.
+      this.onWake();
       return;
     }
     clearTimeout(this.retryTimer);
@@ -210,11 +228,15 @@ export class PageLink {
       }
       case "error": {
         const w = data.move_id ? this.waiting.get(data.move_id) : null;
-        const err = new ApiError(data.code || "server_error", data.message || "The server refused that.", { reason: data.reason || null, body: data });
+        const err = new ApiError(data.code || "server_error", data.message || "That was refused.", { reason: data.reason || null, body: data });
         if (w) {
           this.waiting.delete(data.move_id);
           clearTimeout(w.timer);
           w.reject(err);
+        } else if (!data.move_id && (err.code === "bad_token" || err.code === "not_found")) {
+          // The hello itself was refused: reconnecting would only be refused again.
+          this.stopped = true;
+          this.onRefused(err);
         }
         break;
       }

@@ -5,12 +5,11 @@ import * as book from "./book.js";
 import { api } from "./api.js";
 import { go } from "./nav.js";
 import { cap, h, mount } from "./ui.js";
+import { MODE_WORDS, PRESET_WORDS } from "./words.js";
 
-const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
-const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
 
 function standing(sum) {
-  if (!sum) return "not found on the server";
+  if (!sum) return "this page is gone";
   if (sum.status === "over" || sum.phase === "over") return sum.winner ? `${cap(sum.winner)} won` : "finished";
   if (sum.phase === "bases") return `${cap(sum.side_to_act)} is drawing bases`;
   if (sum.phase === "positioning") return `${cap(sum.side_to_act)} is arranging soldiers`;

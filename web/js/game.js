@@ -5,72 +5,15 @@ import { Animator } from "./animate.js";
 import { ApiError, PageLink, api } from "./api.js";
 import * as book from "./book.js";
 import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
-import { go, pageUrl } from "./nav.js";
+import { go } from "./nav.js";
 import { Renderer } from "./render.js";
 import { Input } from "./input.js";
+import { shareSheet } from "./share.js";
 import { startPage } from "./start.js";
+import { endSheet } from "./ending.js";
 import { pageNumbers } from "./stats.js";
 import { cap, h, handOver, mount, sheet, toast } from "./ui.js";
-
-const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
-const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
-
-// Plain words for refusals the server names only by code (its own message is used when present).
-const CODE_WORDS = {
-  not_your_turn: "It is not your turn.",
-  game_over: "This page is finished.",
-  bad_token: "This link cannot play this page — it can only watch.",
-  stale_version: "The page moved on meanwhile — look again.",
-  rate_limited: "Slow down a little.",
-  not_found: "This page is not in the exercise book any more.",
-};
-
-// A player's words for the engine's stable refusal reasons.
-const REASON_WORDS = {
-  wrong_half: "A base goes in your own half of the page.",
-  too_close_to_base: "Too close to another base.",
-  radius_out_of_limits: "That circle is too small or too big for a base.",
-  off_page: "That goes off the page.",
-  outside_own_bases: "Soldiers stand inside your rings, or just outside a wall.",
-  overlapping: "Two soldiers cannot stand on one spot.",
-  not_in_base: "Only soldiers inside that base can be sent.",
-  chain_pending: "Lunge again with the same soldier — or stop.",
-  no_soldier_left: "That would leave you no soldier to flick.",
-  quick_setup_impossible: "Quick setup is only for a blank page.",
-  wrong_phase: "Not now — the page is at another step.",
-  soldier_dead: "That soldier is crossed out.",
-  already_sent: "You have already sent a convoy this turn.",
-  on_road: "A soldier on the road cannot be flicked.",
-};
-
-/** Opens the share sheet: the opponent's seat link (with its side) and the watch link. */
-export function shareSheet(entry) {
-  const mine = entry.side === "red" ? "red" : "blue";
-  const theirs = otherSide(mine);
-  const links = entry.links || {};
-  const seatLink = links[theirs] ? `${links[theirs]}&side=${theirs}` : null;
-  const watchLink = links.watch || pageUrl(entry.id);
-  const row = (label, url) => h("div", { class: "stack" },
-    h("div", { class: "label" }, label),
-    h("div", { class: "link" }, url),
-    h("div", { class: "row" },
-      navigator.share ? h("button", { class: "btn btn-main", type: "button", onclick: () => navigator.share({ title: "Dotfight", text: label, url }).catch(() => {}) }, "Share") : null,
-      h("button", { class: "btn", type: "button", onclick: () => copy(url) }, "Copy")));
-  const s = sheet("Share this page", h("div", { class: "stack" },
-    seatLink ? row(`${cap(theirs)}'s link — send it to your opponent`, seatLink) : null,
-    row("Watch link — anyone can follow, no one can play", watchLink),
-    h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Done")));
-  return s;
-}
-
-async function copy(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    toast("Link copied.");
-  } catch {
-    toast("Could not copy — press and hold the link to copy it.");
-  }
-}
+import { CODE_WORDS, MODE_WORDS, PRESET_WORDS, REASON_WORDS } from "./words.js";
 
 export class GameScreen {
   /** Builds the page screen for page `id`; `seat` is {token, side} from the link or the book. */
@@ -139,21 +82,10 @@ export class GameScreen {
     this.setSnapshot(snap);
     this.handedTo = this.model.sideToAct;
     this.fit();
-    if (this.mode !== "local") {
-      this.link = new PageLink({
-        id: this.id, token: this.token, version: () => this.received,
-        onEvents: (v, evs, o) => this.receive(v, evs, o),
-        onSnapshot: (s, seat) => {
-          if (seat && this.token && this.side !== seat) this.learnSide(seat);
-          this.whenIdle(() => this.setSnapshot(s));
-        },
-        wantSeat: () => !!this.token && this.side === null,
-        onPresence: (p) => { this.presence = p; this.refresh(); },
-        onStatus: (s) => { this.online = s; this.refresh(); },
-      });
-      this.link.start();
-      this.pollTimer = setInterval(() => this.poll(), 2000);
+    if (this.mode !== "local" || !this.token) {
+      this.follow();
     } else {
+      // One phone, one player at a time: nobody else moves, so no socket; actions go over HTTP.
       this.link = new PageLink({ id: this.id, token: this.token, version: () => this.received, onEvents: () => {}, onSnapshot: () => {} });
     }
     if (this.entry.owner && (this.mode === "link" || this.mode === "live") && this.model.version === 0 && !this.entry.shared) {
@@ -162,6 +94,38 @@ export class GameScreen {
     }
     this.refresh();
     this.maybeEnd();
+  }
+
+  /** Follows the page live over its socket (with polling while the socket is down). */
+  follow() {
+    if (this.link) this.link.stop();
+    this.link = new PageLink({
+      id: this.id, token: this.token, version: () => this.received,
+      onEvents: (v, evs, o) => this.receive(v, evs, o),
+      onSnapshot: (s, seat) => {
+        if (seat && this.token && this.side !== seat) this.learnSide(seat);
+        this.whenIdle(() => this.setSnapshot(s));
+      },
+      wantSeat: () => !!this.token && this.side === null,
+      onWake: () => this.poll(true),
+      onPresence: (p) => { this.presence = p; this.refresh(); },
+      onStatus: (s) => { this.online = s; this.refresh(); },
+      onRefused: (err) => {
+        if (err.code === "bad_token" && this.token) {
+          // A seat link that no longer holds: keep following the page as a watcher.
+          toast(CODE_WORDS.bad_token, { kind: "refusal", ms: 4000 });
+          this.token = null;
+          this.side = null;
+          book.forget(this.id);
+          this.entry = book.remember({ id: this.id, mode: this.mode, preset: this.entry.preset });
+          this.follow();
+          this.refresh();
+        }
+      },
+    });
+    this.link.start();
+    clearInterval(this.pollTimer);
+    this.pollTimer = setInterval(() => this.poll(), 2000);
   }
 
   /** Leaves the screen: closes the socket and timers. */
@@ -212,9 +176,9 @@ export class GameScreen {
     }
   }
 
-  /** Without a live socket, looks for the other side's moves now and then. */
-  async poll() {
-    if (this.gone || (this.link && this.link.open) || this.acting || this.animator.busy) return;
+  /** Without a live socket (or when the phone wakes), looks for the other side's moves. */
+  async poll(evenIfOnline = false) {
+    if (this.gone || (this.link && this.link.open && !evenIfOnline) || this.acting || this.animator.busy) return;
     if (!this.model || this.model.phase === "over") return;
     try {
       const snap = await api.page(this.id);
@@ -421,6 +385,8 @@ export class GameScreen {
   // ---- what the page says ----
 
   announce(ev) {
+    // On one phone the switch goes back to snipe for the next player.
+    if (ev.type === "turn" && this.mode === "local") this.kind = "snipe";
     if (ev.type === "bonus") {
       const words = ev.reason === "two_with_one_bullet" ? "Two with one bullet! One more flick." : `Lunge again! (${ev.credits})`;
       toast(words);
@@ -551,7 +517,7 @@ export class GameScreen {
             onclick: () => { this.kind = k; this.refresh(); },
           }, k === "snipe" ? "Snipe" : "Lunge")));
         items.push(sw);
-        items.push(b("Send", () => { this.sendFlow = { step: "from" }; this.refresh(); }, "btn", { disabled: !!t.sent || !!t.chain, "data-action": "send" }));
+        items.push(b("Send", () => { this.sendFlow = { step: "from" }; this.refresh(); }, "btn", { disabled: !!t.sent, "data-action": "send" }));
         if (t.flicked || t.chain) items.push(b(t.chain ? "Stop" : "End turn", () => this.act({ type: "stop" }), "btn", { "data-action": "stop" }));
       }
     }
@@ -591,7 +557,6 @@ export class GameScreen {
   }
 
   async endSheet() {
-    const m = this.model;
     let numbers = null;
     try {
       numbers = pageNumbers((await api.log(this.id)).entries || []);
@@ -599,23 +564,13 @@ export class GameScreen {
       numbers = null;
     }
     if (this.gone) return;
-    const rows = numbers ? [
-      ["flicks", "flicks"], ["crossed out by snipe", "snipeKills"], ["crossed out by lunge", "lungeKills"],
-      ["two with one bullet", "twoWithOne"], ["longest lunge chain", "longestChain"],
-    ] : [];
-    const table = numbers ? h("table", { class: "numbers" },
-      h("tr", {}, h("th", {}, ""), h("th", { class: "blue" }, "Blue"), h("th", { class: "red" }, "Red")),
-      rows.map(([label, k]) => h("tr", {}, h("td", {}, label), h("td", { class: "blue" }, numbers.blue[k]), h("td", { class: "red" }, numbers.red[k])))) : null;
-    const title = m.winner ? `${cap(m.winner)} wins!` : "The page is finished";
-    const s = sheet(title, h("div", { class: "stack end-sheet" },
-      h("p", {}, m.endReason === "resigned" ? `${cap(otherSide(m.winner))} resigned.` : `Every ${otherSide(m.winner)} soldier is crossed out.`),
-      table,
-      h("div", { class: "row" },
-        h("button", { class: "btn btn-main", type: "button", "data-action": "rematch", onclick: () => { s.close(); this.rematch(); } }, "Rematch"),
-        h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(`/p/${encodeURIComponent(this.id)}#view=replay`); } }, "Replay"),
-        h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/#book"); } }, "Exercise book"),
-        h("button", { class: "btn btn-quiet", type: "button", onclick: () => s.close() }, "Look at the page"))), { className: "end" });
+    endSheet(this.model, numbers, {
+      rematch: () => this.rematch(),
+      replay: () => go(`/p/${encodeURIComponent(this.id)}#view=replay`),
+      book: () => go("/#book"),
+    });
   }
+
 
   async rematch() {
     const e = book.entry(this.id) || this.entry;

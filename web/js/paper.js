@@ -125,7 +125,7 @@ export function distanceAlong(points, at, from = 0) {
  * Draws a ballpoint stroke along a polyline in page units: slightly wobbly, a little uneven in
  * width, darker where the pen starts and stops. `upTo` draws only the first part (for animation).
  */
-export function penStroke(ctx, points, { color, width = 3.2, seed = 1, upTo = Infinity, wobble = 1.8, alpha = 0.92 } = {}) {
+export function penStroke(ctx, points, { color, width = 3.2, seed = 1, upTo = Infinity, wobble = 1.8, alpha = 0.92, thinAt = [] } = {}) {
   const samples = resample(points, 5);
   if (samples.length < 2) return;
   const total = samples[samples.length - 1].d;
@@ -161,15 +161,18 @@ export function penStroke(ctx, points, { color, width = 3.2, seed = 1, upTo = In
   ctx.lineCap = "round";
   ctx.lineJoin = "round";
   ctx.strokeStyle = color;
-  // Chunks of about 40 units, each a shade thicker or thinner: the uneven pressure of a ballpoint.
+  // Chunks of about 40 units (cut at wall crossings), each a shade thicker or thinner: the uneven
+  // pressure of a ballpoint.
   const chunk = 40;
   let start = 0;
   while (start < bent.length - 1) {
     let stop = start + 1;
-    while (stop < bent.length - 1 && bent[stop].d - bent[start].d < chunk) stop++;
+    while (stop < bent.length - 1 && bent[stop].d - bent[start].d < chunk && !thinAt.some((d) => d > bent[stop - 1].d && d <= bent[stop].d)) stop++;
     const mid = (bent[start].d + bent[stop].d) / 2;
     ctx.globalAlpha = alpha * (0.86 + 0.14 * (thick(mid * 3) * 0.5 + 0.5));
-    ctx.lineWidth = width * (0.9 + 0.2 * (thick(mid) * 0.5 + 0.5));
+    // Each wall already crossed leaves the line a little thinner (a snipe losing its power).
+    const thinned = thinAt.reduce((k, d) => (d < mid ? k * 0.82 : k), 1);
+    ctx.lineWidth = width * Math.max(0.45, thinned) * (0.9 + 0.2 * (thick(mid) * 0.5 + 0.5));
     ctx.beginPath();
     ctx.moveTo(bent[start].x, bent[start].y);
     for (let i = start + 1; i <= stop; i++) ctx.lineTo(bent[i].x, bent[i].y);
@@ -240,4 +243,41 @@ export function penCross(ctx, x, y, size, { color, seed = 1, progress = 1 } = {}
   const second = Math.max(0, progress * 2 - 1);
   penStroke(ctx, a, { color, seed: seed + 1, width: 3.2, wobble: 0.3, upTo: len * first });
   if (second > 0) penStroke(ctx, b, { color, seed: seed + 2, width: 3.2, wobble: 0.3, upTo: len * second });
+}
+
+/**
+ * Distances along a polyline where it crosses the circles ({x, y, r}), in order. Leaving the circle
+ * the line starts in is not counted (the wall at a shooter's back costs nothing).
+ */
+export function circleCrossings(points, circles) {
+  const out = [];
+  if (points.length < 2) return out;
+  for (const c of circles) {
+    const mine = [];
+    let d = 0;
+    for (let i = 1; i < points.length; i++) {
+      const [x0, y0] = points[i - 1];
+      const [x1, y1] = points[i];
+      const dx = x1 - x0;
+      const dy = y1 - y0;
+      const a = dx * dx + dy * dy;
+      const len = Math.sqrt(a);
+      if (len > 0) {
+        // Solve |p0 + t (p1 - p0) - c| = r for t in (0, 1].
+        const fx = x0 - c.x;
+        const fy = y0 - c.y;
+        const b = 2 * (fx * dx + fy * dy);
+        const k = fx * fx + fy * fy - c.r * c.r;
+        const disc = b * b - 4 * a * k;
+        if (disc >= 0) {
+          const root = Math.sqrt(disc);
+          for (const t of [(-b - root) / (2 * a), (-b + root) / (2 * a)]) if (t > 1e-6 && t <= 1) mine.push(d + t * len);
+        }
+      }
+      d += len;
+    }
+    const startsInside = Math.hypot(points[0][0] - c.x, points[0][1] - c.y) <= c.r;
+    out.push(...(startsInside ? mine.slice(1) : mine));
+  }
+  return out.sort((p, q) => p - q);
 }

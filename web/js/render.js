@@ -1,7 +1,7 @@
 // Draws the page on one canvas: a cached layer (paper, bases, finished ink) and, every frame, what
 // moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers).
 
-import { INK, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
+import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
 const DEFAULT_PAGE = { page_width: 1000, page_height: 1400, dot_radius: 7 };
 
@@ -100,7 +100,8 @@ export class Renderer {
       this.layerInk = 0;
     }
     ctx.setTransform(this.scale, 0, 0, this.scale, 0, 0);
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i);
+    const bases = [...m.bases.values()];
+    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
     this.layerInk = inkCount;
   }
 
@@ -128,7 +129,7 @@ export class Renderer {
     if (o.intended) for (const it of o.intended) drawIntended(ctx, it);
     if (o.liveInk) {
       const ink = m.ink[o.liveInk.index];
-      if (ink) drawInk(ctx, ink, o.liveInk.index, o.liveInk.upTo);
+      if (ink) drawInk(ctx, ink, o.liveInk.index, o.liveInk.upTo, [...m.bases.values()]);
     }
     const moved = o.positions || new Map();
     for (const s of m.soldiers.values()) {
@@ -150,8 +151,10 @@ function drawBase(ctx, b) {
   handCircle(ctx, b.x, b.y, b.r, { color: INK[b.side], seed: hashSeed(b.id) });
 }
 
-function drawInk(ctx, ink, index, upTo = Infinity) {
-  penStroke(ctx, ink.points, { color: INK[ink.side], seed: hashSeed(`ink${index}`), upTo, width: ink.kind === "lunge" ? 2.8 : 3.4 });
+function drawInk(ctx, ink, index, upTo = Infinity, bases = null) {
+  // A snipe thins a little at each wall it crosses; a lunge shows its walls as kinks already.
+  const thinAt = ink.kind === "snipe" && bases ? circleCrossings(ink.points, bases) : [];
+  penStroke(ctx, ink.points, { color: INK[ink.side], seed: hashSeed(`ink${index}`), upTo, width: ink.kind === "lunge" ? 2.8 : 3.4, thinAt });
 }
 
 function drawHalf(ctx, r, side) {
@@ -256,16 +259,16 @@ function drawAim(ctx, a) {
   const ang = Math.atan2(a.dir.y, a.dir.x);
   // The cone: where a line at this power may really go.
   ctx.fillStyle = color;
-  ctx.globalAlpha = 0.08;
+  ctx.globalAlpha = 0.11;
   ctx.beginPath();
   ctx.moveTo(a.from.x, a.from.y);
   ctx.arc(a.from.x, a.from.y, a.reach, ang - a.spread, ang + a.spread);
   ctx.closePath();
   ctx.fill();
   // The dashed aim line with its reach.
-  ctx.globalAlpha = 0.75;
+  ctx.globalAlpha = 0.8;
   ctx.strokeStyle = color;
-  ctx.lineWidth = 2.4;
+  ctx.lineWidth = 3.4;
   ctx.setLineDash([14, 10]);
   ctx.beginPath();
   ctx.moveTo(a.from.x, a.from.y);

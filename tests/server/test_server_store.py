@@ -1,0 +1,97 @@
+"""Storage: the migrations build exactly the tables of the models, with SQLite tuned as promised, and
+the single writer commits waiting writes together without letting one bad write spoil the others."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, func, select, text
+from sqlalchemy.orm import Session
+
+from dotfight.server.errors import ApiError
+from dotfight.server.writer import BatchWriter
+from dotfight.store.database import make_engine, make_session_factory
+from dotfight.store.migrations import upgrade_to_head
+from dotfight.store.models import Base, PageRow, utc_now
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    upgrade_to_head(engine)
+    return engine
+
+
+def test_migrations_build_the_models_schema(database: Engine) -> None:
+    with database.connect() as connection:
+        differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+        assert differences == []
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+
+
+def test_sqlite_connections_use_wal_full_sync_and_a_busy_timeout(database: Engine) -> None:
+    with database.connect() as connection:
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert connection.execute(text("PRAGMA synchronous")).scalar() == 2  # FULL
+        assert connection.execute(text("PRAGMA busy_timeout")).scalar() == 5000
+
+
+def test_migrating_twice_changes_nothing(database: Engine) -> None:
+    upgrade_to_head(database)
+    with database.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+
+
+def page_row(page_id: str) -> PageRow:
+    now = utc_now()
+    return PageRow(
+        id=page_id, rules={}, preset="quick", seed="0" * 32, seed_sha256="0" * 64, mode="local",
+        status="open", phase="bases", version=0, created_at=now, updated_at=now,
+    )  # fmt: skip
+
+
+async def test_one_bad_write_in_a_batch_spoils_none_of_the_others(database: Engine) -> None:
+    writer = BatchWriter(make_session_factory(database))
+    release = threading.Event()
+
+    def hold(session: Session) -> tuple[str, None]:
+        release.wait(10)  # keeps the writer busy so that the next jobs queue up into one batch
+        return "held", None
+
+    def insert(page_id: str) -> Any:
+        def job(session: Session) -> tuple[str, None]:
+            session.add(page_row(page_id))
+            session.flush()
+            return page_id, None
+
+        return job
+
+    def refuse(session: Session) -> tuple[str, None]:
+        raise ApiError("illegal_action", "refused before writing")
+
+    def break_the_transaction(session: Session) -> tuple[str, None]:
+        session.add(page_row("first"))  # the same id again: the batch's flush fails
+        session.flush()
+        return "never", None
+
+    held = asyncio.ensure_future(writer.run(hold))
+    await asyncio.sleep(0.05)
+    jobs = [
+        asyncio.ensure_future(writer.run(job))
+        for job in (insert("first"), refuse, break_the_transaction, insert("second"))
+    ]
+    await asyncio.sleep(0.05)
+    release.set()
+    results = await asyncio.gather(held, *jobs, return_exceptions=True)
+    writer.close()
+    assert results[0] == "held" and results[1] == "first" and results[4] == "second"
+    assert isinstance(results[2], ApiError) and results[2].code == "illegal_action"
+    assert isinstance(results[3], Exception) and not isinstance(results[3], ApiError)
+    with Session(database) as session:
+        assert session.scalar(select(func.count()).select_from(PageRow)) == 2

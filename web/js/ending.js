@@ -1,0 +1,29 @@
+// The end of a page: who won, how, the page's numbers side by side, and where to go next.
+
+import { otherSide } from "./model.js";
+import { cap, h, sheet } from "./ui.js";
+
+const ROWS = [
+  ["flicks", "flicks"], ["crossed out by snipe", "snipeKills"], ["crossed out by lunge", "lungeKills"],
+  ["two with one bullet", "twoWithOne"], ["longest lunge chain", "longestChain"],
+];
+
+/** Opens the end sheet for a finished page; `go` holds rematch(), replay() and book(). */
+export function endSheet(model, numbers, go) {
+  const table = numbers ? h("table", { class: "numbers" },
+    h("tr", {}, h("th", {}, ""), h("th", { class: "blue" }, "Blue"), h("th", { class: "red" }, "Red")),
+    ROWS.map(([label, k]) => h("tr", {}, h("td", {}, label), h("td", { class: "blue" }, numbers.blue[k]), h("td", { class: "red" }, numbers.red[k])))) : null;
+  const winner = model.winner;
+  const title = winner ? `${cap(winner)} wins!` : "The page is finished";
+  const how = !winner ? "" : model.endReason === "resigned" ? `${cap(otherSide(winner))} resigned.` : `Every ${otherSide(winner)} soldier is crossed out.`;
+  const button = (label, fn, cls = "btn", extra = {}) => h("button", { class: cls, type: "button", ...extra, onclick: () => { s.close(); if (fn) fn(); } }, label);
+  const s = sheet(title, h("div", { class: "stack end-sheet" },
+    how ? h("p", {}, how) : null,
+    table,
+    h("div", { class: "row" },
+      button("Rematch", go.rematch, "btn btn-main", { "data-action": "rematch" }),
+      button("Replay", go.replay),
+      button("Exercise book", go.book),
+      button("Look at the page", null, "btn btn-quiet"))), { className: "end" });
+  return s;
+}
