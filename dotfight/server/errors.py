@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+logger = logging.getLogger(__name__)
 
 # Every code the server answers with, and its HTTP status.
 STATUS_BY_CODE: dict[str, int] = {
@@ -21,6 +24,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "too_large": 413,
     "illegal_action": 422,
     "rate_limited": 429,
+    "internal_error": 500,
     "unavailable": 503,
 }
 
@@ -89,8 +93,14 @@ async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
+async def _unexpected_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    logger.error("unexpected error", exc_info=exc)
+    return error_response(ApiError("internal_error", "something went wrong on the server"))
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Makes every refusal of `app` answer in the `{error: {...}}` shape."""
+    """Makes every refusal of `app` answer in the `{error: {...}}` shape (unexpected errors too)."""
+    app.add_exception_handler(Exception, _unexpected_error_handler)
     app.add_exception_handler(ApiError, _api_error_handler)
     app.add_exception_handler(RequestValidationError, _validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)

@@ -20,6 +20,8 @@ from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session
 
 from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
@@ -29,7 +31,7 @@ from dotfight.server.errors import ApiError
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
 from dotfight.server.schemas import PageCreate
 from dotfight.server.settings import Settings
-from dotfight.server.writer import AfterCommit, BatchWriter
+from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
 from dotfight.store import repository
 from dotfight.store.database import database_answers, make_session_factory
 from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
@@ -82,6 +84,17 @@ def events_message(version: int, events: list[dict[str, Any]]) -> str:
     return json.dumps({"type": "events", "version": version, "events": events}, separators=(",", ":"))
 
 
+def _database_trouble(error: BaseException) -> bool:
+    """Tells whether an error means the database cannot be reached (rather than a refusal or a bug)."""
+    if isinstance(error, OperationalError | InterfaceError | PoolTimeout):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated
+
+
+def _unavailable() -> ApiError:
+    return ApiError("unavailable", "the database does not answer; try again in a moment")
+
+
 def _engine_refusal(error: EngineError) -> ApiError:
     code = "bad_request" if isinstance(error, MalformedAction) else error.code
     return ApiError(code, error.message, reason=error.reason)
@@ -117,7 +130,20 @@ class Master:
 
     async def _in_db(self, work: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, partial(work, *args))
+        try:
+            return await loop.run_in_executor(self._readers, partial(work, *args))
+        except Exception as error:
+            if _database_trouble(error):
+                raise _unavailable() from error
+            raise
+
+    async def _write(self, prepare: Prepare[T]) -> T:
+        try:
+            return await self._writer.run(prepare)
+        except Exception as error:
+            if _database_trouble(error):
+                raise _unavailable() from error
+            raise
 
     def page_lock(self, page_id: str) -> asyncio.Lock:
         """Returns the lock held while an action of this page is applied, stored and announced."""
@@ -300,7 +326,7 @@ class Master:
             repository.add_page(session, row, seat_rows)
             return None, None
 
-        await self._writer.run(insert)
+        await self._write(insert)
         self._pages.put(row.id, page)
         self._seat_hashes.put(row.id, tuple((seat.token_hash, seat.side) for seat in seat_rows))
         return NewPage(page=page, seats=seats)
@@ -335,7 +361,12 @@ class Master:
         lock = self.page_lock(page_id)
         async with lock:
             prepare = partial(self._prepare_action, page_id, seat, action, version, move_id)
-            page, applied = await self._writer.run(prepare)
+            try:
+                page, applied = await self._write(prepare)
+            except IntegrityError:
+                # Another worker process wrote this version (or move_id) between our check and our write.
+                self._pages.drop(page_id)
+                raise self._stale(await self.page(page_id)) from None
             if not applied.duplicate:
                 for listener in self._listeners:
                     try:
