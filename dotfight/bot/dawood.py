@@ -42,7 +42,8 @@ class DawoodBot:
             raise ValueError("the page is over: nobody acts")
         board = Board.of(state)
         if board.phase == "bases":
-            return next_base(board, side, derive_seed(self.seed, side, "bases") % 2**63)
+            seed = derive_seed(self.seed, side, "bases") % 2**63
+            return next_base(board, side, seed, self.strength.depth)
         if board.phase == "positioning":
             return self._arrange(state, board, side)
         return self._play(state, board, side)

@@ -32,8 +32,13 @@ def _half(params: Params, side: str) -> tuple[float, float]:
     return (params.mid_y, params.page_height) if side == "blue" else (0.0, params.mid_y)
 
 
-def plan_bases(params: Params, side: str, rng: random.Random) -> list[tuple[float, float, float]]:
-    """The full set of bases the bot means to draw, as (x, y, r), front and back rows in a zig-zag."""
+def plan_bases(
+    params: Params, side: str, rng: random.Random, depth_share: float = 0.47
+) -> list[tuple[float, float, float]]:
+    """The full set of bases the bot means to draw, as (x, y, r), front and back rows in a zig-zag.
+
+    `depth_share` places the rows between the middle line (0) and the back edge of the half (1).
+    """
     n = max(1, params.bases_per_side)
     width, gap = params.page_width, params.base_gap
     r = base_radius(params)
@@ -51,7 +56,8 @@ def plan_bases(params: Params, side: str, rng: random.Random) -> list[tuple[floa
     lo = gap + r + SAFETY + 10
     hi = depth - r - SAFETY - 4
     dy = min(need_dy, (hi - lo) / max(rows - 1, 1)) if rows > 1 else 0.0
-    centre = min(max(depth * 0.5, lo + dy * (rows - 1) / 2), hi - dy * (rows - 1) / 2)
+    wanted = lo + depth_share * (hi - lo)
+    centre = min(max(wanted, lo + dy * (rows - 1) / 2), hi - dy * (rows - 1) / 2)
     plan = []
     for k in range(n):
         row = k % rows
@@ -79,11 +85,11 @@ def base_fits(params: Params, board: Board, side: str, x: float, y: float, r: fl
     return bool(np.all(d >= board.base_r + r + params.base_gap + SAFETY))
 
 
-def next_base(board: Board, side: str, seed: int) -> dict[str, Any]:
+def next_base(board: Board, side: str, seed: int, depth_share: float = 0.47) -> dict[str, Any]:
     """The `draw_base` action for the bot's next base: the planned one, or the roomiest free spot."""
     params = board.params
     drawn = int(board.bases_of(side).size)
-    plan = plan_bases(params, side, random.Random(seed))
+    plan = plan_bases(params, side, random.Random(seed), depth_share)
     if drawn < len(plan):
         x, y, r = plan[drawn]
         if base_fits(params, board, side, x, y, r):

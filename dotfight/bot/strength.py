@@ -18,6 +18,7 @@ class Strength:
     sends: bool  # re-mans thinned bases and avoids exposed roads
     bait: float  # chance to step one man out in front of the front base as bait, at setup
     caution: float  # weight of the enemy's best reply against what a flick gains
+    depth: float = 0.47  # where its bases sit, from the middle line (0) to the back edge of its half (1)
     spread: float = 0.3  # weight of every exposed man's danger (standing liabilities), beyond the best reply
 
 

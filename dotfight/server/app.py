@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -56,6 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Dotfight", version=dotfight.__version__, lifespan=lifespan)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # The web app's scripts and the snapshots shrink several times over; tiny answers stay as they are.
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
     if settings.allowed_origins:
         app.add_middleware(
             CORSMiddleware,

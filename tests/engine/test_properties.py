@@ -777,6 +777,9 @@ def check_sends_and_arrivals(page: PlayedPage) -> None:
     rules = page.rules
     step = 3 * rules.dot_radius
     on_the_road: dict[str, set[str]] = {"blue": set(), "red": set()}
+    # Whether the enemy has had a turn since the side's last send: a convoy walks for exactly one.
+    enemy_turn_since_send = {"blue": True, "red": True}
+    arrived_for: str | None = None
     for before, entry, events, after in zip(
         page.states, page.log, page.events, page.states[1:], strict=False
     ):
@@ -798,6 +801,7 @@ def check_sends_and_arrivals(page: PlayedPage) -> None:
                     assert (
                         road is not None and abs(math.sin(math.atan2(b[1] - a[1], b[0] - a[0]) - road)) < 1e-9
                     )
+                enemy_turn_since_send[entry["side"]] = False
                 for s in event["soldiers"]:
                     on_the_road[entry["side"]].add(s["id"])
                     if entry["action"]["type"] == "send":
@@ -808,6 +812,8 @@ def check_sends_and_arrivals(page: PlayedPage) -> None:
                 )
                 base = next(b for b in snap_after["bases"] if b["id"] == event["to"])
                 assert base["side"] == side
+                assert enemy_turn_since_send[side], "a convoy arrived before the enemy had his turn"
+                arrived_for = side
                 for s in event["soldiers"]:
                     assert math.dist([s["x"], s["y"]], [base["x"], base["y"]]) <= base["r"] + 1e-9
                     assert s["id"] in on_the_road[side]
@@ -823,7 +829,10 @@ def check_sends_and_arrivals(page: PlayedPage) -> None:
                 # The convoy is on the road for exactly one enemy turn: it arrives as its side's turn opens.
                 walking = [i for i in on_the_road[event["side"]] if soldiers_after[i]["alive"]]
                 assert not walking, f"{event['side']}'s convoy did not arrive at the start of its turn"
+                assert arrived_for in (None, event["side"]), "a convoy arrives as its own side's turn opens"
+                arrived_for = None
                 on_the_road[event["side"]].clear()
+                enemy_turn_since_send[other(event["side"])] = True
 
 
 ALL_CHECKS = [
@@ -1061,6 +1070,11 @@ def test_a_refused_action_changes_nothing(state: State, rng: random.Random) -> N
         assert state.to_json() == before
     # The state still plays on exactly as if nothing had been tried.
     action = legal_action(state, rng)
+    if action["type"] != "resign":
+        # The same move from the other seat is out of turn.
+        with pytest.raises(IllegalAction) as refused:
+            apply(state, other(state.actor), action)
+        assert refused.value.code == "not_your_turn"
     after, events = apply(state, state.actor, action)
     fresh, fresh_events = apply(State.from_json(before), state.actor, action)
     assert after == fresh and events == fresh_events

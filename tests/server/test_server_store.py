@@ -95,3 +95,24 @@ async def test_one_bad_write_in_a_batch_spoils_none_of_the_others(database: Engi
     assert isinstance(results[3], Exception) and not isinstance(results[3], ApiError)
     with Session(database) as session:
         assert session.scalar(select(func.count()).select_from(PageRow)) == 2
+
+
+def test_two_processes_migrating_one_sqlite_file_at_once_both_start(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'race.sqlite3'}"
+    engines = [make_engine(url), make_engine(url)]
+    failures: list[BaseException] = []
+
+    def migrate(engine: Engine) -> None:
+        try:
+            upgrade_to_head(engine)
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=migrate, args=(engine,)) for engine in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert failures == []
+    with engines[0].connect() as connection:
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001"]
