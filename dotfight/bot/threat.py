@@ -30,13 +30,15 @@ def erf(values: FloatArray) -> FloatArray:
 
 @dataclass(frozen=True)
 class ShotTable:
-    """For shooters x targets: the power of the softest snipe that reaches, and its chance to hit."""
+    """For shooters x targets: the power of the softest snipe that reaches, and its chance to hit;
+    and the chance a lunge aimed at the target runs through him (walls shake it, they do not stop it)."""
 
     shooters: IntArray
     targets: IntArray
     power: FloatArray  # (m, n); nan where no snipe reaches
     hit: FloatArray  # (m, n) in [0, 1]
     distance: FloatArray  # (m, n)
+    lunge: FloatArray  # (m, n) in [0, 1]
 
     def best_per_target(self) -> FloatArray:
         """Each target's best chance of being hit by any one shooter."""
@@ -63,7 +65,7 @@ def shot_table(
     m, n = len(shooters), len(targets)
     if m == 0 or n == 0:
         empty = np.zeros((m, n))
-        return ShotTable(shooters, targets, np.full((m, n), np.nan), empty, empty)
+        return ShotTable(shooters, targets, np.full((m, n), np.nan), empty, empty, empty)
     a = board.xy[shooters]  # (m, 2)
     t = board.xy[targets]  # (n, 2)
     delta = t[None, :, :] - a[:, None, :]
@@ -73,6 +75,7 @@ def shot_table(
 
     keep_log = np.zeros((m, n))
     first_wall = hit_at.copy()
+    wander2 = np.zeros((m, n))  # a lunge's sideways wander at the target, squared, from wall shakes
     if len(board.base_xy):
         full = board.fullness() if fullness is None else fullness
         loss = np.clip(p.wall_loss_empty + (p.wall_loss_full - p.wall_loss_empty) * full, 0.0, 0.999)
@@ -93,6 +96,10 @@ def shot_table(
         near = np.where(enter, t_in, np.inf)
         near = np.minimum(near, np.where(leave, t_out, np.inf))
         first_wall = np.minimum(first_wall, near.min(axis=2))
+        shake = (p.shake_empty + (p.shake_full - p.shake_empty) * full)[None, None, :] * steady
+        lever_in = np.where(enter, shake * (limit - t_in), 0.0)
+        lever_out = np.where(leave, shake * (limit - t_out), 0.0)
+        wander2 = (lever_in**2).sum(axis=2) + (lever_out**2).sum(axis=2)
     keep = np.exp(keep_log)
     need = first_wall + (hit_at + margin - first_wall) / keep
     frac = need / p.diagonal
@@ -105,24 +112,44 @@ def shot_table(
         ratio = np.where(sigma > 1e-9, half_angle / (np.maximum(sigma, 1e-12) * _SQRT2), 50.0)
     hit = np.where(reachable, erf(np.minimum(ratio, 50.0)), 0.0)
     power = np.where(reachable, power, np.nan)
-    return ShotTable(shooters, targets, power, hit, dist)
+    # A lunge keeps its full length: the softest that reaches, then the shakes bend it off the man.
+    run = (hit_at + margin) / p.diagonal
+    run_share = np.clip((run - p.reach_min_frac) / (1 - p.reach_min_frac), 0.0, 1.0)
+    launch = p.wildness * run_share * steady  # t^curve = share
+    wander = np.sqrt((launch * hit_at) ** 2 + wander2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lunge_ratio = np.where(wander > 1e-9, p.dot_radius / (np.maximum(wander, 1e-12) * _SQRT2), 50.0)
+    lunge = np.where(run <= 1.0, erf(np.minimum(lunge_ratio, 50.0)), 0.0)
+    return ShotTable(shooters, targets, power, hit, dist, lunge)
+
+
+# Each man a lunge crosses out earns another lunge: its kills are worth a little more than a snipe's.
+LUNGE_CHAIN = 1.2
 
 
 def danger(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0,
            fullness: FloatArray | None = None, spread_weight: float = 0.15, per_target: bool = False) -> float:
     """Expected losses the defender should fear from the attacker's next turn.
 
-    The sum of the `flicks` best single-target chances, plus `spread_weight` times every target's best
-    chance, so that a side cares about all its exposed men and not only the most exposed one. With
-    `per_target`, only that sum over every target (the side's standing liabilities).
+    The attacker's best flicks: a snipe's chance to hit one man, or a lunge's expected kills (a lunge
+    aimed into a base is shaken at its wall and may run through any man inside, so its kills are
+    summed over the garrison). `flicks` best of them, plus `spread_weight` times every man's own best
+    chance of being hit, so that a side cares about all its exposed men and not only the most exposed
+    one. With `per_target`, only that sum over every man (the side's standing liabilities).
     """
     defender = "red" if attacker == "blue" else "blue"
-    table = shot_table(board, board.flickable(attacker), board.living(defender), steady=steady,
-                       fullness=fullness)
-    best = table.best_per_target()
-    if best.size == 0:
+    targets = board.living(defender)
+    table = shot_table(board, board.flickable(attacker), targets, steady=steady, fullness=fullness)
+    if table.hit.size == 0:
         return 0.0
+    per_man = np.maximum(table.hit, table.lunge).max(axis=0)
     if per_target:
-        return float(best.sum())
+        return float(per_man.sum())
+    # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
+    home = board.home[targets]
+    together = (home[:, None] == home[None, :]) & (home[:, None] >= 0)
+    np.fill_diagonal(together, True)
+    lunge_kills = table.lunge @ together.astype(np.float64)  # (m, n): aimed at target j
+    best = np.maximum(table.hit.max(axis=0), LUNGE_CHAIN * lunge_kills.max(axis=0))
     top = np.sort(best)[::-1][: max(1, flicks)]
-    return float(top.sum() + spread_weight * best.sum())
+    return float(top.sum() + spread_weight * per_man.sum())

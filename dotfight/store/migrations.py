@@ -30,7 +30,7 @@ def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
     if engine.dialect.name != "sqlite" or not database or database == ":memory:":
         yield
         return
-    with open(f"{database}.migrate-lock", "a+b") as lock_file:
+    with open(f"{database}-migrate-lock", "a+b") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         try:
             yield

@@ -410,3 +410,25 @@ def test_a_stale_state_cache_is_rebuilt_from_the_log(make_settings: Callable[...
         assert (
             act(client, created["id"], token, simple_action(current), current["version"]).status_code == 200
         )
+
+
+def test_an_unexpected_failure_still_answers_in_the_error_shape(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: object, page_ids: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("dotfight.server.master.Master.summaries", broken)
+    with TestClient(create_app(make_settings()), raise_server_exceptions=False) as client:
+        response = client.get("/api/pages", params={"ids": "abc"})
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "internal_error"
+    assert "a bug" not in response.text
+
+
+def test_large_answers_are_compressed_for_clients_that_accept_it(client: TestClient) -> None:
+    created = create(client, mode="local")
+    assert act(client, created["id"], created["seats"]["blue"], {"type": "quick_setup"}, 0).status_code == 200
+    response = client.get(f"/api/pages/{created['id']}", headers={"Accept-Encoding": "gzip"})
+    assert response.headers.get("content-encoding") == "gzip"
+    assert response.json()["version"] == 1

@@ -27,6 +27,7 @@ router = APIRouter()
 
 CLOSE_POLICY = 1008  # flood, refused hello, bad origin
 CLOSE_TOO_BIG = 1009
+CLOSE_TRY_LATER = 1013
 # A client further behind than this many actions gets the whole snapshot instead of the events.
 MAX_CATCH_UP_ACTIONS = 200
 
@@ -141,7 +142,8 @@ class PageSocket:
                     self._joined = True
         except ApiError as error:
             connection.send_json(error_message(error))
-            connection.close_soon(CLOSE_POLICY)
+            # A database outage is worth retrying (1013 "try again later"); a refused hello is not.
+            connection.close_soon(CLOSE_TRY_LATER if error.code == "unavailable" else CLOSE_POLICY)
             return False
         self._services.hub.broadcast_presence(self._page_id)
         self._services.bots.wake(page)
