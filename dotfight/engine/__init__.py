@@ -3,6 +3,16 @@
 `new_page(rules, seed)` starts a page; `apply(state, side, action)` returns the next state and the
 PROTOCOL.md events; `Replay` rebuilds a page from its log. See docs/ARCHITECTURE.md for the contract and
 docs/RULES-NOTES.md for the choices the rule book leaves open.
+
+>>> from dotfight.engine import RuleSet, apply, new_page
+>>> page = new_page(RuleSet.preset("quick"), seed=7)
+>>> page.phase, page.actor
+('bases', 'blue')
+>>> page, events = apply(page, "blue", {"type": "quick_setup"})
+>>> [event["type"] for event in events]
+['base_drawn', 'base_drawn', 'base_drawn', 'base_drawn', 'base_drawn', 'base_drawn', 'phase']
+>>> page.phase, page.version, len(page.soldiers)
+('positioning', 1, 48)
 """
 
 from .errors import EngineError, IllegalAction, MalformedAction, RuleSetError

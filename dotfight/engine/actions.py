@@ -85,14 +85,33 @@ KINDS = ("snipe", "lunge")
 
 
 def parse_side(side: object) -> Side:
-    """Returns the acting side, refusing anything but "blue" or "red"."""
+    """Returns the acting side, refusing anything but "blue" or "red".
+
+    >>> parse_side("red")
+    'red'
+    >>> parse_side("green")
+    Traceback (most recent call last):
+    ...
+    dotfight.engine.errors.MalformedAction: the acting side must be 'blue' or 'red', got 'green'
+    """
     if side == "blue" or side == "red":
         return side
     raise MalformedAction("bad_side", f"the acting side must be 'blue' or 'red', got {side!r}")
 
 
 def parse_action(state: State, action: object) -> Action:
-    """Returns the typed action, or raises MalformedAction naming what is wrong with its shape."""
+    """Returns the typed action, or raises MalformedAction naming what is wrong with its shape.
+
+    >>> from dotfight.engine import MalformedAction, RuleSet, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> parse_action(page, {"type": "draw_base", "x": 500, "y": 1100, "r": 80})
+    DrawBase(x=500.0, y=1100.0, r=80.0)
+    >>> try:
+    ...     parse_action(page, {"type": "draw_base", "x": 500, "y": float("nan"), "r": 80})
+    ... except MalformedAction as refusal:
+    ...     print(refusal.code, refusal.reason)
+    bad_request not_finite
+    """
     if not isinstance(action, dict):
         raise MalformedAction(
             "not_an_object", f"an action must be a JSON object, got {type(action).__name__}"

@@ -4,6 +4,13 @@
 `IllegalAction` means a well-formed action the rules forbid right now; `RuleSetError` means a rule
 parameter that makes no sense. All of them are `ValueError`s, so callers that only know Python still
 catch them.
+
+>>> from dotfight.engine import EngineError, RuleSet, apply, new_page
+>>> try:
+...     apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "jump"})
+... except EngineError as refusal:
+...     print(type(refusal).__name__, refusal.code, refusal.reason)
+MalformedAction bad_request unknown_action
 """
 
 from __future__ import annotations
@@ -26,7 +33,11 @@ class EngineError(ValueError):
         self.message = message
 
     def to_json(self) -> dict[str, str]:
-        """Returns the error as `{code, reason, message}` for the wire."""
+        """Returns the error as `{code, reason, message}` for the wire.
+
+        >>> IllegalAction("soldier_dead", "flick: b1s1 is crossed out").to_json()
+        {'code': 'illegal_action', 'reason': 'soldier_dead', 'message': 'flick: b1s1 is crossed out'}
+        """
         return {"code": self.code, "reason": self.reason, "message": self.message}
 
 
@@ -45,7 +56,14 @@ class IllegalAction(EngineError):
 
 
 class RuleSetError(EngineError):
-    """A rule parameter that makes no sense; names the field and the value (code `bad_request`)."""
+    """A rule parameter that makes no sense; names the field and the value (code `bad_request`).
+
+    >>> refusal = RuleSetError("send_max", -1, "must not be negative")
+    >>> refusal.field, refusal.value, refusal.reason
+    ('send_max', -1, 'bad_rules')
+    >>> refusal.message
+    'rule send_max=-1: must not be negative'
+    """
 
     def __init__(self, field: str, value: object, problem: str) -> None:
         super().__init__(BAD_REQUEST, "bad_rules", f"rule {field}={value!r}: {problem}")

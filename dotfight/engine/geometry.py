@@ -40,14 +40,28 @@ def circles_near_line(
 ) -> list[int]:
     """Returns the indexes of the circles the whole line through P along u comes (about) within reach of:
     those whose centre lies no farther than the radius from the line, `|u × (C − P)|² ≤ r²`. Callers
-    solve these few exactly with `quadratic_roots`."""
+    solve these few exactly with `quadratic_roots`.
+
+    Three unit circles at (0, 5), (10, 0) and (0, −5); the x axis passes only through the second:
+
+    >>> xs, ys, r2s = np.array([0.0, 10.0, 0.0]), np.array([5.0, 0.0, -5.0]), np.ones(3)
+    >>> circles_near_line(xs, ys, r2s, 0.0, 0.0, 1.0, 0.0)
+    [1]
+    """
     offside = all_y * ux - all_x * uy - (py * ux - px * uy)
     result: list[int] = np.flatnonzero(offside * offside <= all_r2 + NEAR_SLACK).tolist()
     return result
 
 
 def quadratic_roots(b: float, c: float) -> tuple[float, float] | None:
-    """Returns the roots (near, far) of t² + 2bt + c = 0, or None when the ray misses the circle."""
+    """Returns the roots (near, far) of t² + 2bt + c = 0, or None when the ray misses the circle.
+
+    >>> from dotfight.engine.geometry import quadratic_roots
+    >>> quadratic_roots(-5.0, 9.0)  # t² − 10t + 9 = (t − 1)(t − 9)
+    (1.0, 9.0)
+    >>> quadratic_roots(0.0, 1.0) is None  # t² + 1 has no real root
+    True
+    """
     disc = b * b - c
     if disc < 0:
         return None
@@ -60,7 +74,14 @@ def quadratic_roots(b: float, c: float) -> tuple[float, float] | None:
 
 
 def edge_distance(px: float, py: float, ux: float, uy: float, width: float, height: float) -> float:
-    """Returns how far the ray runs before it leaves the page rectangle [0, width] × [0, height]."""
+    """Returns how far the ray runs before it leaves the page rectangle [0, width] × [0, height].
+
+    >>> from dotfight.engine.geometry import edge_distance
+    >>> edge_distance(500.0, 700.0, 0.0, -1.0, 1000.0, 1400.0)  # straight up from the centre
+    700.0
+    >>> round(edge_distance(500.0, 700.0, 0.6, 0.8, 1000.0, 1400.0), 3)  # the right edge comes first
+    833.333
+    """
     tx = (width - px) / ux if ux > 0 else (-px / ux if ux < 0 else math.inf)
     ty = (height - py) / uy if uy > 0 else (-py / uy if uy < 0 else math.inf)
     return max(0.0, min(tx, ty))
@@ -88,7 +109,13 @@ class BaseShape(Protocol):
 
 @dataclass(frozen=True)
 class Circle:
-    """A round base outline: centre (x, y), radius r."""
+    """A round base outline: centre (x, y), radius r.
+
+    >>> from dotfight.engine.geometry import Circle
+    >>> wall = Circle(0.0, 0.0, 1.0)
+    >>> wall.contains(1.0, 0.0), wall.contains(1.0, 0.5)
+    (True, False)
+    """
 
     x: float
     y: float
@@ -100,7 +127,16 @@ class Circle:
         return dx * dx + dy * dy <= self.r * self.r
 
     def crossings(self, px: float, py: float, ux: float, uy: float) -> list[float]:
-        """Returns the distances > START_EPS at which the ray crosses the wall, nearest first."""
+        """Returns the distances > START_EPS at which the ray crosses the wall, nearest first.
+
+        >>> wall = Circle(0.0, 0.0, 1.0)
+        >>> wall.crossings(-5.0, 0.0, 1.0, 0.0)  # in and out again
+        [4.0, 6.0]
+        >>> wall.crossings(0.0, 0.0, 1.0, 0.0)  # from the centre: only the way out
+        [1.0]
+        >>> wall.crossings(-5.0, 1.0, 1.0, 0.0)  # a tangent touches without crossing
+        []
+        """
         dx, dy = px - self.x, py - self.y
         roots = quadratic_roots(ux * dx + uy * dy, dx * dx + dy * dy - self.r * self.r)
         if roots is None or roots[0] == roots[1]:
@@ -117,5 +153,9 @@ class Circle:
         )
 
     def gap_to(self, other: Circle) -> float:
-        """Returns the clear paper between the two walls (negative when they overlap or nest)."""
+        """Returns the clear paper between the two walls (negative when they overlap or nest).
+
+        >>> Circle(0.0, 0.0, 1.0).gap_to(Circle(5.0, 0.0, 2.0))
+        2.0
+        """
         return math.hypot(self.x - other.x, self.y - other.y) - self.r - other.r

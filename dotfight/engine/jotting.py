@@ -90,7 +90,11 @@ def unit_outer_radius(count: int) -> float:
 
 
 def min_spacing_radius(count: int, dot_radius: float) -> float:
-    """Returns the smallest base radius whose jotting keeps every dot wholly inside and none overlapping."""
+    """Returns the smallest base radius whose jotting keeps every dot wholly inside and none overlapping.
+
+    >>> round(min_spacing_radius(8, 7.0), 2)  # Classic: 8 dots of radius 7 need a base of 23.13
+    23.13
+    """
     return unit_outer_radius(count) * 2 * dot_radius + dot_radius
 
 
@@ -100,6 +104,11 @@ def jot(x: float, y: float, r: float, count: int, dot_radius: float, flip: bool)
     The pattern fills the base to `r - 2·dot_radius` (a little paper inside the wall) unless that would
     crowd the dots, in which case it spreads to exactly touching-but-not-overlapping, never past
     `r - dot_radius`. `flip` turns the pattern half a turn (red faces down the page).
+
+    >>> [(round(x, 1), round(y, 1)) for x, y in jot(500.0, 1100.0, 80.0, 3, 7.0, flip=False)]
+    [(500.0, 1034.0), (557.2, 1133.0), (442.8, 1133.0)]
+    >>> [(round(x, 1), round(y, 1)) for x, y in jot(500.0, 300.0, 80.0, 3, 7.0, flip=True)]
+    [(500.0, 366.0), (442.8, 267.0), (557.2, 267.0)]
     """
     pattern = unit_pattern(count)
     outer = unit_outer_radius(count)

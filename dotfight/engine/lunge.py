@@ -28,6 +28,18 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
     When the turn has a chain pending for this soldier, this is link `chain.link`: its launch spread
     grows by `lunge_link_shake × link` and it spends one chain credit. The caller has checked legality
     and counted a normal flick; this is the hot path the benchmark times.
+
+    A third-power lunge up out of blue's centre base, landing in no man's land:
+
+    >>> from dotfight.engine import RuleSet, apply, new_page, resolve_lunge
+    >>> page = new_page(RuleSet.preset("quick", wildness=0), seed=7)  # launches go exactly where aimed
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> after, events = resolve_lunge(page, "b3s1", (0, -100))
+    >>> [event["type"] for event in events], [round(v, 1) for v in events[-1]["at"]]
+    (['ink', 'wall', 'landed'], [500.0, 553.0])
+    >>> after.rng - page.rng  # the launch, then the free wall at his back
+    2
     """
     rules = state.rules
     index = state.soldier_index[soldier_id]

@@ -34,6 +34,37 @@ def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
     Raises MalformedAction (code "bad_request") for input that is not a well-formed action, and
     IllegalAction (code "not_your_turn" | "illegal_action" | "game_over") for a well-formed action the
     rules forbid now. The given state is never changed.
+
+    >>> from dotfight.engine import EngineError, RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> page, events = apply(page, "blue", {"type": "draw_base", "x": 500, "y": 1100, "r": 80})
+    >>> events
+    [{'type': 'base_drawn', 'base': {'id': 'b1', 'side': 'blue', 'x': 500.0, 'y': 1100.0, 'r': 80.0},
+      'soldiers': [{'id': 'b1s1', 'x': 500.0, 'y': 1100.0}, ...]}]
+    >>> page.version, page.actor, len(page.soldiers)
+    (1, 'red', 8)
+
+    A refusal carries the wire `code` and a stable `reason`, and changes nothing:
+
+    >>> try:
+    ...     apply(page, "red", {"type": "draw_base", "x": 500, "y": 1000, "r": 80})
+    ... except EngineError as refusal:
+    ...     print(refusal.code, refusal.reason)
+    ...     print(refusal.message)
+    illegal_action wrong_half
+    draw_base: red's bases lie wholly in y ≤ 700; a base at (500, 1000) of radius 80 spans y 920–1080
+    >>> try:
+    ...     apply(page, "blue", {"type": "draw_base", "x": 500, "y": 300, "r": 80})
+    ... except EngineError as refusal:
+    ...     print(refusal.code, refusal.reason)
+    not_your_turn not_your_turn
+    >>> try:
+    ...     apply(page, "red", {"type": "draw_base", "x": "here", "y": 300, "r": 80})
+    ... except EngineError as refusal:
+    ...     print(type(refusal).__name__, refusal.code)
+    MalformedAction bad_request
+    >>> page.version, len(page.bases)
+    (1, 1)
     """
     actor = parse_side(side)
     parsed = parse_action(state, action)
@@ -58,7 +89,20 @@ def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
 
 
 def flick(state: State, side: Side, action: Flick) -> tuple[State, list[Event]]:
-    """Checks a flick, counts it against the turn, resolves it, and passes the turn when it is spent."""
+    """Checks a flick, counts it against the turn, resolves it, and passes the turn when it is spent.
+
+    >>> from dotfight.engine.actions import Flick
+    >>> from dotfight.engine.reducer import flick
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick", wildness=0), seed=7)  # launches go exactly where aimed
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> after, events = flick(page, "blue", Flick("b3s1", "snipe", (0.0, -300.0)))
+    >>> [event["type"] for event in events]
+    ['ink', 'wall', 'wall', 'crossed_out', 'crossed_out', 'wall', 'bonus']
+    >>> after.turn.flicks_left  # the flick was spent, then two with one bullet gave it back
+    1
+    """
     require_phase(state, "play", "flick")
     require_actor(state, side, "flick")
     turn = state.turn

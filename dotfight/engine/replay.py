@@ -17,6 +17,23 @@ class Replay:
     `state` is the page after the valid prefix, `events` the events of each applied action, `valid` how
     many were applied, `error` the refusal of the first bad entry (or None), `states(i)` the page after
     i actions.
+
+    >>> from dotfight.engine import Replay, RuleSet
+    >>> log = [
+    ...     {"side": "blue", "action": {"type": "quick_setup"}},
+    ...     {"side": "blue", "action": {"type": "ready"}},
+    ...     {"side": "blue", "action": {"type": "ready"}},  # red's move: refused, the replay stops
+    ...     {"side": "red", "action": {"type": "ready"}},
+    ... ]
+    >>> replay = Replay(RuleSet.preset("quick"), 7, log)
+    >>> replay.valid, replay.state.phase, replay.state.actor
+    (2, 'positioning', 'red')
+    >>> replay.error.code, replay.error.reason
+    ('not_your_turn', 'not_your_turn')
+    >>> [len(events) for events in replay.events]
+    [7, 1]
+    >>> replay.states(0).phase, replay.states(2) is replay.state
+    ('bases', True)
     """
 
     def __init__(self, rules: RuleSet, seed: int, actions: Iterable[Any]) -> None:

@@ -45,13 +45,39 @@ class _PresetFactory:
     """Callable returned by `RuleSet.preset`."""
 
     def __call__(self, name: str = "classic", **overrides: Any) -> RuleSet:
-        """Returns the named preset with `overrides` applied (validated)."""
+        """Returns the named preset with `overrides` applied (validated).
+
+        >>> from dotfight.engine import RuleSet
+        >>> RuleSet.preset("dawood").bases_per_side
+        5
+        >>> RuleSet.preset("quick", wildness=0).wildness
+        0.0
+        """
         return RuleSet.preset_named(name, **overrides)
 
 
 @dataclass(frozen=True)
 class RuleSet:
-    """Every rule number of RULES.md; frozen, validated on construction, exact through JSON."""
+    """Every rule number of RULES.md; frozen, validated on construction, exact through JSON.
+
+    >>> from dotfight.engine import RuleSet
+    >>> RuleSet.preset("quick").bases_per_side
+    3
+    >>> rules = RuleSet.preset("quick", wildness=0)
+    >>> rules.preset, rules.wildness, rules.soldiers_per_base
+    ('quick', 0.0, 8)
+
+    A value that makes no sense is refused with a `RuleSetError` naming the field:
+
+    >>> from dotfight.engine import RuleSetError
+    >>> try:
+    ...     RuleSet.preset("classic", bases_per_side=9)
+    ... except RuleSetError as refusal:
+    ...     print(refusal.code, refusal.reason, refusal.field, refusal.value)
+    ...     print(refusal)
+    bad_request bad_rules bases_per_side 9
+    rule bases_per_side=9: must lie between 1 and 8
+    """
 
     preset = _PresetAccess()
     preset_name: str = "classic"
@@ -95,23 +121,48 @@ class RuleSet:
 
     @property
     def diagonal(self) -> float:
-        """The longest line on the page, `D = hypot(page_width, page_height)`."""
+        """The longest line on the page, `D = hypot(page_width, page_height)`.
+
+        >>> round(RuleSet.preset("classic").diagonal, 1)
+        1720.5
+        """
         return math.hypot(self.page_width, self.page_height)
 
     @property
     def half_y(self) -> float:
-        """The line between the halves: blue owns y ≥ half_y, red y ≤ half_y."""
+        """The line between the halves: blue owns y ≥ half_y, red y ≤ half_y.
+
+        >>> RuleSet.preset("classic").half_y
+        700.0
+        """
         return self.page_height / 2
 
     @classmethod
     def preset_named(cls, name: str, **overrides: Any) -> RuleSet:
-        """Returns the named preset with `overrides` applied (validated)."""
+        """Returns the named preset with `overrides` applied (validated); `RuleSet.preset` calls this.
+
+        >>> RuleSet.preset_named("quick").bases_per_side
+        3
+        >>> RuleSet.preset_named("blitz")
+        Traceback (most recent call last):
+        ...
+        dotfight.engine.errors.RuleSetError: rule preset='blitz': unknown preset; expected one of ...
+        """
         if name not in PRESETS:
             raise RuleSetError("preset", name, f"unknown preset; expected one of {', '.join(PRESET_NAMES)}")
         return PRESETS[name].replace(**overrides)
 
     def replace(self, **overrides: Any) -> RuleSet:
-        """Returns a validated copy with the named fields changed; unknown names are refused."""
+        """Returns a validated copy with the named fields changed; unknown names are refused.
+
+        >>> rules = RuleSet.preset("quick")
+        >>> rules.replace(send_max=3).send_max, rules.send_max
+        (3, 5)
+        >>> rules.replace(colour="red")
+        Traceback (most recent call last):
+        ...
+        dotfight.engine.errors.RuleSetError: rule colour='red': unknown rule parameter
+        """
         known = {_json_name(field.name) for field in fields(self)}
         changes: dict[str, Any] = {}
         for name, value in overrides.items():
@@ -121,12 +172,30 @@ class RuleSet:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        """Returns every field by name; `RuleSet.from_json` gives back an equal RuleSet."""
+        """Returns every field by name; `RuleSet.from_json` gives back an equal RuleSet.
+
+        >>> import json
+        >>> rules = RuleSet.preset("quick", send_max=3)
+        >>> data = rules.to_json()
+        >>> data["preset"], data["bases_per_side"], data["send_max"]
+        ('quick', 3, 3)
+        >>> RuleSet.from_json(json.loads(json.dumps(data))) == rules
+        True
+        """
         return {_json_name(field.name): getattr(self, field.name) for field in fields(self)}
 
     @classmethod
     def from_json(cls, data: object) -> RuleSet:
-        """Builds a RuleSet from `to_json()` output; missing fields come from the named preset."""
+        """Builds a RuleSet from `to_json()` output; missing fields come from the named preset.
+
+        >>> rules = RuleSet.from_json({"preset": "dawood", "send_max": 2})
+        >>> rules.bases_per_side, rules.send_max
+        (5, 2)
+        >>> RuleSet.from_json({"preset": "quick", "wildness": -1})
+        Traceback (most recent call last):
+        ...
+        dotfight.engine.errors.RuleSetError: rule wildness=-1.0: must not be negative
+        """
         if not isinstance(data, dict):
             raise RuleSetError("rules", data, "expected an object of rule parameters")
         preset = data.get("preset", "classic")

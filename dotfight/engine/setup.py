@@ -82,7 +82,11 @@ def _maybe_open_positioning(state: State, events: list[Event]) -> tuple[State, l
 def quick_layout(rules: RuleSet) -> list[tuple[float, float, float]]:
     """Returns blue's quick-setup bases (x, y, r): rows across blue's half, the fuller rows at the back,
     all of one radius (the middle of the limits, smaller if the rows need it). Red gets the same set
-    turned half a turn about the page's centre."""
+    turned half a turn about the page's centre.
+
+    >>> [(round(x), y, r) for x, y, r in quick_layout(RuleSet.preset("quick"))]
+    [(167, 1050.0, 70.0), (500, 1050.0, 70.0), (833, 1050.0, 70.0)]
+    """
     k = rules.bases_per_side
     rows = 1 if k <= 3 else 2 if k <= 6 else 3
     per_row = [k // rows + (1 if i >= rows - k % rows else 0) for i in range(rows)]  # front row first

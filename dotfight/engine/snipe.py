@@ -21,6 +21,21 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     (ink, walls and crosses in order of distance, then `game_over`/`phase` or the `bonus`).
 
     The caller has checked legality and counted the flick; this is the hot path the benchmark times.
+
+    A full-power snipe straight up from the middle of blue's centre base into red's:
+
+    >>> from dotfight.engine import RuleSet, apply, new_page, resolve_snipe
+    >>> page = new_page(RuleSet.preset("quick", wildness=0), seed=7)  # launches go exactly where aimed
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> after, events = resolve_snipe(page, "b3s1", (0, -300))
+    >>> [(event["type"], event.get("base") or event.get("soldier")) for event in events]
+    [('ink', 'b3s1'), ('wall', 'b3'), ('wall', 'b4'), ('crossed_out', 'b4s2'), ('crossed_out', 'b4s1'),
+     ('wall', 'b4'), ('bonus', None)]
+    >>> [round(event["loss"], 3) for event in events if event["type"] == "wall"]  # free at his back
+    [0.0, 0.85, 0.645]
+    >>> after.soldier("b4s2").cross, after.rng - page.rng, after.version == page.version
+    (Cross(by='b3s1', cause='snipe', side='blue'), 1, True)
     """
     rules = state.rules
     index = state.soldier_index[soldier_id]

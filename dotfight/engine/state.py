@@ -33,7 +33,11 @@ BoolArray = npt.NDArray[np.bool_]
 
 
 def other_side(side: Side) -> Side:
-    """Returns the opposing side."""
+    """Returns the opposing side.
+
+    >>> other_side("blue"), other_side("red")
+    ('red', 'blue')
+    """
     return "red" if side == "blue" else "blue"
 
 
@@ -322,7 +326,15 @@ class Arrays:
 
 @dataclass(frozen=True)
 class State:
-    """The whole page; immutable. Build a new one with `evolve`."""
+    """The whole page; immutable. Build a new one with `evolve`.
+
+    >>> from dotfight.engine import RuleSet, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> page.version = 3
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'version'
+    """
 
     rules: RuleSet
     seed: int
@@ -367,7 +379,19 @@ class State:
 
     @property
     def actor(self) -> Side | None:
-        """Whose move it is: the side drawing, arranging or playing; None when the page is over."""
+        """Whose move it is: the side drawing, arranging or playing; None when the page is over.
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page = new_page(RuleSet.preset("quick"), seed=7)
+        >>> page.actor
+        'blue'
+        >>> page, _ = apply(page, "blue", {"type": "draw_base", "x": 500, "y": 1100, "r": 80})
+        >>> page.actor
+        'red'
+        >>> page, _ = apply(page, "red", {"type": "resign"})
+        >>> page.phase, page.winner, page.actor
+        ('over', 'blue', None)
+        """
         if self.phase == "bases":
             return SIDES[len(self.bases) % 2]
         if self.phase == "positioning":
@@ -377,37 +401,79 @@ class State:
         return None
 
     def soldier(self, soldier_id: str) -> Soldier:
-        """Returns the soldier with this id (KeyError if there is none)."""
+        """Returns the soldier with this id (KeyError if there is none).
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.soldier("b3s1")
+        Soldier(id='b3s1', side='blue', x=500.0, y=1050.0, alive=True, on_road=False, cross=None)
+        """
         return self.soldiers[self.soldier_index[soldier_id]]
 
     def base(self, base_id: str) -> Base:
-        """Returns the base with this id (KeyError if there is none)."""
+        """Returns the base with this id (KeyError if there is none).
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.base("b4")
+        Base(id='b4', side='red', x=500.0, y=350.0, r=70.0, capacity=8)
+        """
         return self.bases[self.base_index[base_id]]
 
     def living(self, side: Side) -> list[Soldier]:
-        """Returns the side's living soldiers (on the road included)."""
+        """Returns the side's living soldiers (on the road included).
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> len(page.living("blue")), page.living("red")[0].id
+        (24, 'b2s1')
+        """
         return [s for s in self.soldiers if s.alive and s.side == side]
 
     def flickable(self, side: Side) -> list[str]:
-        """Returns the ids of the side's soldiers that may flick now (only the chain lunger in a chain)."""
+        """Returns the ids of the side's soldiers that may flick now (only the chain lunger in a chain).
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.flickable("blue")
+        ['b1s1', 'b1s2', ..., 'b5s8']
+        """
         turn = self.turn
         if turn is not None and turn.side == side and turn.chain is not None:
             return [turn.chain.soldier]
         return [s.id for s in self.soldiers if s.alive and s.side == side and not s.on_road]
 
     def bases_of(self, side: Side) -> list[Base]:
-        """Returns the side's bases in drawing order."""
+        """Returns the side's bases in drawing order.
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> [base.id for base in page.bases_of("red")]
+        ['b2', 'b4', 'b6']
+        """
         return [b for b in self.bases if b.side == side]
 
     def base_at(self, x: float, y: float) -> Base | None:
-        """Returns the base whose wall encloses the point (bases never overlap), or None."""
+        """Returns the base whose wall encloses the point (bases never overlap), or None.
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.base_at(500, 1100).id, page.base_at(500, 700)
+        ('b3', None)
+        """
         for base in self.bases:
             if base.contains(x, y):
                 return base
         return None
 
     def garrison(self, base: Base, excluding: str | None = None) -> int:
-        """Counts the owner's living soldiers inside the base, not on the road (`excluding` one id)."""
+        """Counts the owner's living soldiers inside the base, not on the road (`excluding` one id).
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.garrison(page.base("b3")), page.garrison(page.base("b3"), excluding="b3s1")
+        (8, 7)
+        """
         return sum(
             1
             for s in self.soldiers
@@ -419,13 +485,27 @@ class State:
         )
 
     def fullness(self, base: Base, excluding: str | None = None) -> float:
-        """Returns `min(1, garrison / capacity)` for the base."""
+        """Returns `min(1, garrison / capacity)` for the base.
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> page.fullness(page.base("b3")), page.fullness(page.base("b3"), excluding="b3s1")
+        (1.0, 0.875)
+        """
         return min(1.0, self.garrison(base, excluding) / base.capacity)
 
     # ---- JSON ----------------------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        """Returns the public PROTOCOL.md "State": no seed, no generator position."""
+        """Returns the public PROTOCOL.md "State": no seed, no generator position.
+
+        >>> from dotfight.engine import RuleSet, new_page
+        >>> snapshot = new_page(RuleSet.preset("quick"), seed=7).snapshot()
+        >>> snapshot["version"], snapshot["phase"], snapshot["side_to_act"], snapshot["setup"]
+        (0, 'bases', 'blue', {'bases_drawn': {'blue': 0, 'red': 0}, 'ready': {'blue': False, 'red': False}})
+        >>> "seed" in snapshot or "rng" in snapshot
+        False
+        """
         blue_bases = sum(1 for b in self.bases if b.side == "blue")
         return {
             "version": self.version,
@@ -446,7 +526,13 @@ class State:
         }
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the snapshot plus the seed (32 hex digits) and generator position: private, exact."""
+        """Returns the snapshot plus the seed (32 hex digits) and generator position: private, exact.
+
+        >>> from dotfight.engine import RuleSet, new_page
+        >>> data = new_page(RuleSet.preset("quick"), seed=255).to_json()
+        >>> data["seed"], data["rng"]
+        ('000000000000000000000000000000ff', 0)
+        """
         data = self.snapshot()
         data["seed"] = seed_to_hex(self.seed)
         data["rng"] = self.rng
@@ -454,14 +540,32 @@ class State:
 
     @classmethod
     def from_json(cls, data: object) -> State:
-        """Rebuilds a state from `to_json()` output; raises ValueError on anything malformed."""
+        """Rebuilds a state from `to_json()` output; raises ValueError on anything malformed.
+
+        >>> import json
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> State.from_json(json.loads(json.dumps(page.to_json()))) == page
+        True
+        >>> State.from_json({"phase": "lunch"})
+        Traceback (most recent call last):
+        ...
+        ValueError: bad phase 'lunch'
+        """
         try:
             return _state_from_json(data)
         except (KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ValueError(f"not a Dotfight state: {exc!r}") from exc
 
     def with_rng(self, seed: int) -> State:
-        """Returns the same page with another generator (seed, position 0): luck a bot may sample."""
+        """Returns the same page with another generator (seed, position 0): luck a bot may sample.
+
+        >>> from dotfight.engine import RuleSet, apply, new_page
+        >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+        >>> guess = page.with_rng(99)
+        >>> guess.seed, guess.rng, guess.soldiers == page.soldiers, page.seed
+        (99, 0, True, 7)
+        """
         return evolve(self, seed=check_seed(seed), rng=0)
 
 
@@ -512,7 +616,17 @@ def evolve_soldiers(state: State, updates: dict[int, Soldier], **changes: Any) -
 
 
 def new_page(rules: RuleSet, seed: int) -> State:
-    """Starts a blank page: phase "bases", version 0, blue to draw first."""
+    """Starts a blank page: phase "bases", version 0, blue to draw first.
+
+    >>> from dotfight.engine import RuleSet, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> page.phase, page.version, page.actor, page.bases, page.soldiers
+    ('bases', 0, 'blue', (), ())
+    >>> new_page(RuleSet.preset("quick"), seed=2**128)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer in [0, 2**128), got 340282366920938463463374607431768211456
+    """
     if not isinstance(rules, RuleSet):
         raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
     return State(rules=rules, seed=check_seed(seed))

@@ -25,6 +25,7 @@ from tests.engine.strategies import (
     other,
     play_page,
     player_randoms,
+    rule_sets,
     seeds,
     small_rule_sets,
     varied_rule_sets,
@@ -985,6 +986,17 @@ def test_same_rules_seed_and_actions_give_identical_events(rules: RuleSet, seed:
 def test_any_rule_numbers_keep_every_property(page: PlayedPage) -> None:
     for check in ALL_CHECKS:
         check(page)
+
+
+@FULL_PAGE_SETTINGS
+@given(rule_sets(), seeds(), st.integers(min_value=0, max_value=2**32), st.booleans())
+def test_every_preset_and_size_plays_to_the_end_and_replays(
+    rules: RuleSet, seed: int, player: int, quick: bool
+) -> None:
+    page = play_page(rules, seed, random.Random(player), quick_setup_chance=float(quick))
+    check_the_player_was_legal(page)
+    check_soldiers_constant_after_jotting(page)
+    check_replay(page)
 
 
 @FULL_PAGE_SETTINGS
