@@ -42,13 +42,16 @@ def p90(values: list[float]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--preset", default="classic")
     parser.add_argument("--pages", type=int, default=3)
     parser.add_argument("--strengths", nargs="+", default=list(STRENGTHS), choices=list(STRENGTHS))
     args = parser.parse_args()
     print(f"preset {args.preset}, {args.pages} page(s) per strength, blue measured against an easy red")
-    print(f"{'strength':<8} {'decisions':>9} {'median ms':>10} {'p90 ms':>8} {'max ms':>8} {'setup median ms':>16}")
+    header = f"{'strength':<8} {'decisions':>9} {'median ms':>10} {'p90 ms':>8} {'max ms':>8}"
+    print(f"{header} {'setup median ms':>16}")
     for strength in args.strengths:
         play, setup = time_decisions(strength, args.preset, args.pages)
         print(

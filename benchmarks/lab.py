@@ -17,7 +17,9 @@ from dotfight.lab.runner import default_workers
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--preset", default="quick")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--workers", type=int, default=default_workers())
@@ -32,10 +34,14 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     turns = sum(r.turns for r in records) / len(records)
     per_page = elapsed / games
-    print(f"{games} {args.preset} pages, bot {args.bot}, {args.workers} worker(s): {elapsed:.1f} s "
-          f"({per_page * 1000:.0f} ms per page, {turns:.1f} turns per page on average)")
-    print(f"1000 pages: {'measured' if args.full else 'extrapolated'} {per_page * 1000:.0f} s "
-          f"({per_page * 1000 / 60:.1f} min; the target is 5 min)")
+    print(
+        f"{games} {args.preset} pages, bot {args.bot}, {args.workers} worker(s): {elapsed:.1f} s "
+        f"({per_page * 1000:.0f} ms per page, {turns:.1f} turns per page on average)"
+    )
+    print(
+        f"1000 pages: {'measured' if args.full else 'extrapolated'} {per_page * 1000:.0f} s "
+        f"({per_page * 1000 / 60:.1f} min; the target is 5 min)"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ so that predictions over many candidate flicks cost microseconds, not dictionary
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 

@@ -45,7 +45,12 @@ class Candidate:
 
 
 def flick_candidates(
-    board: Board, side: str, strength: Strength, shooters: IntArray | None = None, *, lunges: bool = True,
+    board: Board,
+    side: str,
+    strength: Strength,
+    shooters: IntArray | None = None,
+    *,
+    lunges: bool = True,
     snipes: bool = True,
 ) -> list[Candidate]:
     """Candidate flicks for `side` (only by `shooters` when given, e.g. the soldier of a lunge chain)."""
@@ -136,7 +141,7 @@ def _homeward(board: Board, side: str, own: IntArray) -> list[Candidate]:
     """A stranded soldier (on open paper) runs back into the nearest own base he can land in."""
     p = board.params
     bases = board.bases_of(side)
-    out = []
+    out: list[Candidate] = []
     if bases.size == 0:
         return out
     for s in own:
@@ -146,8 +151,9 @@ def _homeward(board: Board, side: str, own: IntArray) -> list[Candidate]:
         for k in np.argsort(d)[:2]:
             # Only bases far enough for the softest run to stop inside them.
             if d[k] + board.base_r[bases[k]] * 0.5 >= p.reach(0.0):
-                angle = math.atan2(board.base_xy[bases[k], 1] - board.xy[s, 1],
-                                   board.base_xy[bases[k], 0] - board.xy[s, 0])
+                angle = math.atan2(
+                    board.base_xy[bases[k], 1] - board.xy[s, 1], board.base_xy[bases[k], 0] - board.xy[s, 0]
+                )
                 out.append(Candidate(int(s), "lunge", angle, p.power_for(float(d[k])) or 0.0))
     return out
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dotfight.bot.board import Board
 from dotfight.bot.candidates import Candidate, flick_candidates, promise
 from dotfight.bot.evaluate import judge
@@ -24,6 +26,9 @@ Action = dict[str, Any]
 
 # Positions closer than this to the planned spot count as arranged.
 ARRANGED = 0.5
+# "Flick soft to finish and hard only to gamble": a harder flick must show this much more (men per
+# unit of power) in the few sampled outcomes, which cannot tell a sure soft shot from a lucky hard one.
+SOFT = 0.1
 
 
 class DawoodBot:
@@ -72,17 +77,30 @@ class DawoodBot:
         luck = [rng.getrandbits(127) for _ in range(self.strength.samples)]
         if turn.chain_soldier is not None:
             lunger = board.index_of(turn.chain_soldier)
-            cands = flick_candidates(board, side, self.strength, shooters=_one(lunger), snipes=False)
+            cands = flick_candidates(
+                board, side, self.strength, shooters=np.array([lunger], dtype=np.int64), snipes=False
+            )
             return self._best(state, board, side, cands, luck, link=turn.chain_link, may_stop=True)
         if self.strength.sends and not turn.sent and turn.flicks_left >= 1:
             send = choose_send(board, side)
             if send is not None and _legal(state, side, send):
                 return send
         cands = flick_candidates(board, side, self.strength)
+        steady = board.params.last_stand_steady if turn.last_stand else 1.0
+        bar = self.strength.lunge_bar
+        kept = [c for c in cands if c.kind == "snipe" or promise(board, c, link=0, steady=steady) >= bar]
+        cands = kept or cands
         return self._best(state, board, side, cands, luck, link=0, may_stop=turn.flicked)
 
     def _best(
-        self, state: State, board: Board, side: str, cands: list[Candidate], luck: list[int], *, link: int,
+        self,
+        state: State,
+        board: Board,
+        side: str,
+        cands: list[Candidate],
+        luck: list[int],
+        *,
+        link: int,
         may_stop: bool,
     ) -> Action:
         """The candidate (or `stop`) with the best mean value over the sampled luck."""
@@ -101,11 +119,12 @@ class DawoodBot:
         for cand in ranked:
             action = cand.action(board)
             value = self._trial(state, side, action, luck)
+            if value is not None:
+                value -= SOFT * cand.power
             if value is not None and value > best_value + 1e-9:
                 best_action, best_value = action, value
         if best_action is None:
-            # Every trial was refused (should not happen): the first candidate, or stop.
-            return ranked[0].action(board) if ranked else {"type": "stop"}
+            return _fallback(state, board, side, cands)
         return best_action
 
     def _trial(self, state: State, side: str, action: Action, luck: list[int]) -> float | None:
@@ -120,10 +139,16 @@ class DawoodBot:
         return total / max(1, len(luck))
 
 
-def _one(index: int) -> Any:
-    import numpy as np
-
-    return np.array([index], dtype=np.int64)
+def _fallback(state: State, board: Board, side: str, cands: list[Candidate]) -> Action:
+    """A legal action when every trial was refused (a safety net: it should not happen)."""
+    for cand in cands:
+        if _legal(state, side, cand.action(board)):
+            return cand.action(board)
+    for soldier in state.flickable(side):  # type: ignore[arg-type]
+        action: Action = {"type": "flick", "soldier": soldier, "kind": "snipe", "vector": [0.0, 1.5]}
+        if _legal(state, side, action):
+            return action
+    return {"type": "stop"}
 
 
 def _legal(state: State, side: str, action: Action) -> bool:

@@ -103,8 +103,11 @@ def next_base(board: Board, side: str, seed: int, depth_share: float = 0.47) -> 
         y = rng.uniform(lo + r + SAFETY, hi - r - SAFETY)
         if not base_fits(params, board, side, x, y, r):
             continue
-        room = float(np.min(np.hypot(board.base_xy[:, 0] - x, board.base_xy[:, 1] - y) - board.base_r - r)) \
-            if len(board.base_xy) else 1e9
+        room = (
+            float(np.min(np.hypot(board.base_xy[:, 0] - x, board.base_xy[:, 1] - y) - board.base_r - r))
+            if len(board.base_xy)
+            else 1e9
+        )
         if best is None or room > best[0]:
             best = (room, (x, y, r))
     if best is None:
@@ -113,7 +116,9 @@ def next_base(board: Board, side: str, seed: int, depth_share: float = 0.47) -> 
     return {"type": "draw_base", "x": round(x, 2), "y": round(y, 2), "r": round(r, 2)}
 
 
-def arrangement(board: Board, side: str, rng: random.Random, *, bait: float) -> dict[str, tuple[float, float]]:
+def arrangement(
+    board: Board, side: str, rng: random.Random, *, bait: float
+) -> dict[str, tuple[float, float]]:
     """Where the side's soldiers should stand that differ from where they stand: id -> (x, y).
 
     The jotted even pattern keeps every man behind his wall (a scatter to the back of the ring away
@@ -161,7 +166,10 @@ def _step_out_bait(
         return
     if not (params.dot_radius + SAFETY <= y <= params.page_height - params.dot_radius - SAFETY):
         return
-    others = [(float(px), float(py)) for k, (px, py) in enumerate(board.xy)
-              if board.soldier_ids[k] != men[0] and board.alive[k]]
+    others = [
+        (float(px), float(py))
+        for k, (px, py) in enumerate(board.xy)
+        if board.soldier_ids[k] != men[0] and board.alive[k]
+    ]
     if all(math.hypot(x - ox, y - oy) >= 2 * params.dot_radius + 3 for ox, oy in others):
         places[men[0]] = (round(x, 2), round(y, 2))

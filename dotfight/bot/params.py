@@ -7,8 +7,8 @@ bot plays the rules lab's overridden pages as well as the defaults.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 
@@ -58,7 +58,8 @@ class Params:
 
     def reach(self, power: float) -> float:
         """The reach `L` of a flick of power `t` in [0, 1] (RULES.md §4)."""
-        return self.diagonal * (self.reach_min_frac + (1 - self.reach_min_frac) * power**self.reach_curve)
+        share = power**self.reach_curve
+        return float(self.diagonal * (self.reach_min_frac + (1 - self.reach_min_frac) * share))
 
     def power_for(self, reach: float) -> float | None:
         """The smallest power whose reach is at least `reach`, or None when no flick reaches that far."""
@@ -72,7 +73,7 @@ class Params:
 
     def spread(self, power: float) -> float:
         """The launch spread (radians) of a flick of power `t`."""
-        return self.wildness * power**self.reach_curve
+        return float(self.wildness * power**self.reach_curve)
 
     def wall_loss(self, fullness: float) -> float:
         """The share of reach a snipe loses crossing a wall of the given fullness."""

@@ -79,12 +79,13 @@ def forecast(
     if enemies.size:
         rel = board.xy[enemies] - (ox, oy)
         along = rel[:, 0] * ux + rel[:, 1] * uy
-        off = rel[:, 0] * -uy + rel[:, 1] * ux
+        offs = rel[:, 0] * -uy + rel[:, 1] * ux
         # Men a little off the line are kept: the wander may still bring the line over them.
-        near = (np.abs(off) <= p.dot_radius * 3) & (along > 0)
+        near = (np.abs(offs) <= p.dot_radius * 3) & (along > 0)
         for k in np.flatnonzero(near):
-            entry = float(along[k]) - math.sqrt(max(p.dot_radius**2 - min(off[k] ** 2, p.dot_radius**2), 0.0))
-            events.append((max(entry, 0.0), 1, int(enemies[k]), float(off[k])))
+            half_chord = math.sqrt(max(p.dot_radius**2 - min(float(offs[k]) ** 2, p.dot_radius**2), 0.0))
+            entry = float(along[k]) - half_chord
+            events.append((max(entry, 0.0), 1, int(enemies[k]), float(offs[k])))
     for b in range(len(board.base_ids)):
         cx, cy = board.base_xy[b, 0] - ox, board.base_xy[b, 1] - oy
         proj = cx * ux + cy * uy
@@ -115,9 +116,8 @@ def forecast(
         elif dist > reach:
             break
         travelled = dist
-        fullness = 0.0
         if what == 0:
-            fullness = min(1.0, garrison[index] / max(board.base_cap[index], 1.0))
+            fullness = min(1.0, float(garrison[index]) / max(float(board.base_cap[index]), 1.0))
             if kind == "snipe":
                 left *= 1.0 - p.wall_loss(fullness)
             else:

@@ -139,6 +139,7 @@ def _walk(board: Board, walkers: IntArray, src: int, dst: int, *, arrived: bool)
         else:
             xy[w] = (a + b) / 2 + (k - (n - 1) / 2) * 3 * p.dot_radius * u
             on_road[w] = True
-    home, garrison = locate_homes(xy, board.alive, on_road, board.soldier_side, board.base_xy, board.base_r,
-                            board.base_side)
+    home, garrison = locate_homes(
+        xy, board.alive, on_road, board.soldier_side, board.base_xy, board.base_r, board.base_side
+    )
     return replace(board, xy=xy, on_road=on_road, home=home, garrison=garrison)

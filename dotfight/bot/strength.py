@@ -18,15 +18,40 @@ class Strength:
     sends: bool  # re-mans thinned bases and avoids exposed roads
     bait: float  # chance to step one man out in front of the front base as bait, at setup
     caution: float  # weight of the enemy's best reply against what a flick gains
+    lunge_bar: float = -1e9  # a lunge that starts no chain must forecast at least this net gain (men)
     depth: float = 0.47  # where its bases sit, from the middle line (0) to the back edge of its half (1)
     spread: float = 0.3  # weight of every exposed man's danger (standing liabilities), beyond the best reply
 
 
+# In lab play a side that lunges freely loses to one that snipes and lunges only on a sure gain (a
+# stranded lunger is crossed out in the enemy's next turn, and his killer earns a chain): the easy bot
+# lunges freely, the others hold a bar.
 STRENGTHS: dict[str, Strength] = {
-    "easy": Strength("easy", pairs=4, trials=2, samples=1, rows=False, gamble=False, sends=False,
-                     bait=0.0, caution=0.3),
-    "normal": Strength("normal", pairs=14, trials=5, samples=4, rows=True, gamble=False, sends=True,
-                       bait=0.1, caution=0.3),
-    "hard": Strength("hard", pairs=24, trials=10, samples=8, rows=True, gamble=True, sends=True,
-                     bait=0.1, caution=0.3),
+    "easy": Strength(
+        "easy", pairs=3, trials=1, samples=1, rows=False, gamble=False, sends=False, bait=0.0, caution=0.3
+    ),
+    "normal": Strength(
+        "normal",
+        pairs=12,
+        trials=4,
+        samples=3,
+        rows=True,
+        gamble=False,
+        sends=True,
+        bait=0.1,
+        caution=0.3,
+        lunge_bar=1.5,
+    ),
+    "hard": Strength(
+        "hard",
+        pairs=30,
+        trials=12,
+        samples=10,
+        rows=True,
+        gamble=False,
+        sends=True,
+        bait=0.1,
+        caution=0.3,
+        lunge_bar=1.5,
+    ),
 }

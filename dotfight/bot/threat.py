@@ -127,8 +127,16 @@ def shot_table(
 LUNGE_CHAIN = 1.2
 
 
-def danger(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0,
-           fullness: FloatArray | None = None, spread_weight: float = 0.15, per_target: bool = False) -> float:
+def danger(
+    board: Board,
+    attacker: str,
+    *,
+    flicks: int = 1,
+    steady: float = 1.0,
+    fullness: FloatArray | None = None,
+    spread_weight: float = 0.15,
+    per_target: bool = False,
+) -> float:
     """Expected losses the defender should fear from the attacker's next turn.
 
     The attacker's best flicks: a snipe's chance to hit one man, or a lunge's expected kills (a lunge

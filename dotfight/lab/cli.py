@@ -7,13 +7,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from dotfight.bot import STRENGTHS
 from dotfight.engine import EngineError
@@ -33,27 +41,45 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not sep or not name.strip() or not raw.strip():
         raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
     value: Any = raw.strip()
-    try:
+    with contextlib.suppress(json.JSONDecodeError):
         value = json.loads(value)
-    except json.JSONDecodeError:
-        pass
     return name.strip(), value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Registers the lab's options."""
-    parser.add_argument("--preset", default="classic", choices=PRESET_NAMES, help="rule preset (default classic)")
+    parser.add_argument(
+        "--preset", default="classic", choices=PRESET_NAMES, help="rule preset (default classic)"
+    )
     parser.add_argument("--games", type=int, default=100, help="pages to play (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="run seed; page i depends on (seed, i) only")
-    parser.add_argument("--bot", default=DEFAULT_BOT, choices=list(STRENGTHS),
-                        help=f"strength of both bots, or of blue with --bot-red (default {DEFAULT_BOT})")
+    parser.add_argument(
+        "--bot",
+        default=DEFAULT_BOT,
+        choices=list(STRENGTHS),
+        help=f"strength of both bots, or of blue with --bot-red (default {DEFAULT_BOT})",
+    )
     parser.add_argument("--bot-red", default=None, choices=list(STRENGTHS), help="strength of the red bot")
-    parser.add_argument("--alternate", action="store_true",
-                        help="the two bots swap colours on every odd page (fair strength comparisons)")
-    parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
-                        metavar="NAME=VALUE", help="override a rule parameter (repeatable)")
-    parser.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP,
-                        help=f"turns after which a page is stopped as a stalemate (default {DEFAULT_TURN_CAP})")
+    parser.add_argument(
+        "--alternate",
+        action="store_true",
+        help="the two bots swap colours on every odd page (fair strength comparisons)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        type=parse_override,
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a rule parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--turn-cap",
+        type=int,
+        default=DEFAULT_TURN_CAP,
+        help=f"turns after which a page is stopped as a stalemate (default {DEFAULT_TURN_CAP})",
+    )
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the report as JSON here")
     parser.add_argument("--plot", dest="plot_path", default=None, help="draw the distributions to this PNG")
@@ -65,8 +91,14 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True)
     try:
         config = LabConfig(
-            preset=args.preset, overrides=dict(args.overrides), games=args.games, seed=args.seed,
-            bot_blue=args.bot, bot_red=args.bot_red, alternate=args.alternate, turn_cap=args.turn_cap,
+            preset=args.preset,
+            overrides=dict(args.overrides),
+            games=args.games,
+            seed=args.seed,
+            bot_blue=args.bot,
+            bot_red=args.bot_red,
+            alternate=args.alternate,
+            turn_cap=args.turn_cap,
         )
     except (EngineError, ValueError) as exc:
         code = getattr(exc, "code", "bad_request")
@@ -77,8 +109,13 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         records = run_pages(config, workers)
     else:
-        columns = (TextColumn("pages"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TimeRemainingColumn())
+        columns = (
+            TextColumn("pages"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, console=err) as progress:
             task = progress.add_task("pages", total=config.games)
             records = run_pages(config, workers, lambda done: progress.advance(task, done))

@@ -15,7 +15,7 @@ DEFAULT_TURN_CAP = 300
 
 @dataclass(frozen=True)
 class LabConfig:
-    """One lab run. `bot_red` defaults to `bot_blue`; with `alternate` the bots swap colours every odd page."""
+    """One lab run. `bot_red` defaults to `bot_blue`; with `alternate` the bots swap colours on odd pages."""
 
     preset: str = "classic"
     overrides: dict[str, Any] = field(default_factory=dict)

@@ -18,13 +18,17 @@ def draw_report(report: dict[str, Any], records: Sequence[PageRecord], path: str
 
     fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
     cfg = report["config"]
+    bots = f"{cfg['bots']['blue']}/{cfg['bots']['red']}" + (" alternating" if cfg["alternate"] else "")
+    overrides = ", ".join(f"{k}={v}" for k, v in cfg["overrides"].items())
     fig.suptitle(
-        f"Dotfight lab: {report['pages']} pages, {cfg['preset']}, bots {cfg['bots']['blue']}/{cfg['bots']['red']}"
-        + (f", {', '.join(f'{k}={v}' for k, v in cfg['overrides'].items())}" if cfg["overrides"] else "")
+        f"Dotfight lab: {report['pages']} pages, {cfg['preset']}, bots {bots}"
+        + (f", {overrides}" if overrides else "")
     )
     turns = [r.turns for r in records]
     ax = axes[0][0]
-    ax.hist(turns, bins=min(40, max(5, len(set(turns)))), color="#1f4e9c")
+    # Whole-turn bins (a page has a whole number of turns), grouped when the range is wide.
+    step = max(1, (max(turns) - min(turns) + 1) // 40)
+    ax.hist(turns, bins=range(min(turns), max(turns) + step + 1, step), color="#1f4e9c", align="left")
     ax.axvline(report["turns_per_page"]["median"], color="#c0392b", linestyle="--", label="median")
     ax.set_title("turns per page")
     ax.set_xlabel("turns")
@@ -55,9 +59,16 @@ def draw_report(report: dict[str, Any], records: Sequence[PageRecord], path: str
     ax.set_title("crossed out per enemy turn" + (f" (ratio {ratio:.2f})" if ratio is not None else ""))
     ax.set_ylabel("fraction of men")
     ends = report["endings"]
-    ax.text(0.02, 0.95, "\n".join(f"{k}: {v}" for k, v in ends.items())
-            + f"\nblue wins: {report['wins']['blue']}\nred wins: {report['wins']['red']}",
-            transform=ax.transAxes, ha="left", va="top", fontsize=8)
+    ax.text(
+        0.02,
+        0.95,
+        "\n".join(f"{k}: {v}" for k, v in ends.items())
+        + f"\nblue wins: {report['wins']['blue']}\nred wins: {report['wins']['red']}",
+        transform=ax.transAxes,
+        ha="left",
+        va="top",
+        fontsize=8,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -60,14 +60,20 @@ def build_report(config: LabConfig, records: Sequence[PageRecord]) -> dict[str, 
         "lunge_share": _round(_share(lunges, flicks)),
         "inside_vs_outside": {
             "inside": {"men_turns": inside_men, "crossed_out": inside_crossed, "rate": _round(inside_rate)},
-            "outside": {"men_turns": outside_men, "crossed_out": outside_crossed, "rate": _round(outside_rate)},
+            "outside": {
+                "men_turns": outside_men,
+                "crossed_out": outside_crossed,
+                "rate": _round(outside_rate),
+            },
             "ratio": _round(ratio),
         },
         "first_side_win_rate": _round(_share(winners["blue"], decided)),
         "wins": {"blue": winners["blue"], "red": winners["red"], "none": winners["none"]},
         "endings": {name: endings[name] for name in ENDINGS},
-        "by_strength": {name: {**t, "win_rate": _round(_share(t["wins"], t["pages"]))}
-                        for name, t in sorted(by_strength.items())},
+        "by_strength": {
+            name: {**t, "win_rate": _round(_share(t["wins"], t["pages"]))}
+            for name, t in sorted(by_strength.items())
+        },
     }
 
 

@@ -23,11 +23,15 @@ def report_table(report: dict[str, Any]) -> Table:
     table.add_column("measure")
     table.add_column("value", justify="right")
     bots = cfg["bots"]
-    table.add_row("bots (blue / red)", f"{bots['blue']} / {bots['red']}" + (" alternating" if cfg["alternate"] else ""))
+    table.add_row(
+        "bots (blue / red)", f"{bots['blue']} / {bots['red']}" + (" alternating" if cfg["alternate"] else "")
+    )
     table.add_row("rule overrides", ", ".join(f"{k}={v}" for k, v in cfg["overrides"].items()) or "none")
     turns = report["turns_per_page"]
-    table.add_row("turns per page (mean / median / p90)",
-                  f"{_fmt(turns['mean'], 1)} / {_fmt(turns['median'], 1)} / {_fmt(turns['p90'], 1)}")
+    table.add_row(
+        "turns per page (mean / median / p90)",
+        f"{_fmt(turns['mean'], 1)} / {_fmt(turns['median'], 1)} / {_fmt(turns['p90'], 1)}",
+    )
     longest = report["longest_turn_flicks"]
     table.add_row("flicks in the longest turn (mean / max)", f"{_fmt(longest['mean'], 2)} / {longest['max']}")
     table.add_row("share of flicks that are lunges", _fmt(report["lunge_share"]))
@@ -39,11 +43,15 @@ def report_table(report: dict[str, Any]) -> Table:
     wins = report["wins"]
     table.add_row("wins blue / red / none", f"{wins['blue']} / {wins['red']} / {wins['none']}")
     ends = report["endings"]
-    table.add_row("ended: all crossed out / resigned / turn cap",
-                  f"{ends['all_crossed_out']} / {ends['resigned']} / {ends['turn_cap']}")
+    table.add_row(
+        "ended: all crossed out / resigned / turn cap",
+        f"{ends['all_crossed_out']} / {ends['resigned']} / {ends['turn_cap']}",
+    )
     if len(report["by_strength"]) > 1:
         for name, tally in report["by_strength"].items():
-            table.add_row(f"win rate of {name}", f"{_fmt(tally['win_rate'])} ({tally['wins']}/{tally['pages']})")
+            table.add_row(
+                f"win rate of {name}", f"{_fmt(tally['win_rate'])} ({tally['wins']}/{tally['pages']})"
+            )
     return table
 
 

