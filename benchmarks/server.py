@@ -19,9 +19,7 @@ import asyncio
 import json
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,18 +29,14 @@ from typing import Any
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+# A script, not a package: the shared harness lives in tests/support under the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.server_process import ServerProcess
+
 # A soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0
 # A message not heard within this long fails the run (rather than hanging it).
 RECEIVE_TIMEOUT = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def cpu_seconds(pid: int) -> float:
@@ -51,31 +45,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {
-        **os.environ,
-        "DOTFIGHT_DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}",
+def bench_server(workdir: Path) -> ServerProcess:
+    """The server under test, on a fresh SQLite file in `workdir`."""
+    return ServerProcess(
+        f"sqlite:///{workdir / 'bench.sqlite3'}",
+        workdir / "server.log",
+        extra_args=["--no-access-log"],
         # The clients here play far faster than people (--think 0): lift the per-client flood limits.
-        "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
-        "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
-        "DOTFIGHT_WS_MESSAGE_BURST": "100000",
-    }
-    command = [sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    command.append("--no-access-log")
-    process = subprocess.Popen(
-        command, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        extra_env={
+            "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
+            "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
+            "DOTFIGHT_WS_MESSAGE_BURST": "100000",
+        },
     )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return process, base
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("the server did not start")
 
 
 class Page:
@@ -220,12 +202,13 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=1.0, help="mean think time per move, s (default 1.0)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
-        process, base = start_server(Path(workdir))
+        server = bench_server(Path(workdir))
         try:
-            asyncio.run(run(args, base, process.pid))
+            server.start()
+            assert server.process is not None
+            asyncio.run(run(args, server.base_url, server.process.pid))
         finally:
-            process.terminate()
-            process.wait(10)
+            server.stop()
     return 0
 
 

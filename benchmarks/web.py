@@ -17,33 +17,18 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-PHONE: dict[str, Any] = {
-    "viewport": {"width": 390, "height": 844},
-    "device_scale_factor": 3,
-    "has_touch": True,
-    "is_mobile": True,
-}
+# A script, not a package: the shared harness lives in tests/support under the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
+from tests.support.server_process import ServerProcess
 
 RECORDER = """() => {
   const rec = { gaps: [], draws: [], on: true };
@@ -63,45 +48,6 @@ RECORDER = """() => {
   requestAnimationFrame(tick);
   window.__rec = rec;
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def start_server(db: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {**os.environ, "DOTFIGHT_DATABASE_URL": f"sqlite:///{db}"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dotfight.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
-        cwd=REPO,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(150):
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the server did not start")
 
 
 def first_load(browser: Any, base: str, path: str = "/") -> None:
@@ -216,10 +162,16 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        proc, base = start_server(Path(tmp) / "bench.sqlite3")
+        server = ServerProcess(
+            f"sqlite:///{Path(tmp) / 'bench.sqlite3'}",
+            Path(tmp) / "server.log",
+            extra_args=["--no-access-log", "--log-level", "warning"],
+        )
         try:
+            server.start()
+            base = server.base_url
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
                 first_load(browser, base)
                 page_id = httpx.post(f"{base}/api/pages", json={"preset": "classic", "mode": "local"}).json()[
                     "id"
@@ -228,8 +180,7 @@ def main() -> None:
                 frames(browser, base, args.flicks)
                 browser.close()
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            server.stop()
 
 
 if __name__ == "__main__":

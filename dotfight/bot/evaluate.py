@@ -15,7 +15,7 @@ import numpy as np
 
 from dotfight.bot.board import Board, other
 from dotfight.bot.strength import Strength
-from dotfight.bot.threat import danger, shot_table
+from dotfight.bot.threat import assess, shot_table
 from dotfight.engine import EngineError, State, apply
 
 WIN = 1000.0
@@ -53,11 +53,10 @@ def judge(state: State, board: Board, side: str, strength: Strength) -> float:
     flicks, steady = flicks_of(board, enemy)
     # Standing liabilities on both sides: every man's best chance of being hit by the other side.
     own_flicks, own_steady = flicks_of(board, side)
-    spread = danger(board, enemy, flicks=flicks, steady=steady, spread_weight=0.0, per_target=True) - danger(
-        board, side, flicks=own_flicks, steady=own_steady, spread_weight=0.0, per_target=True
-    )
-    reply = danger(board, enemy, flicks=flicks, steady=steady, spread_weight=0.0)
-    return material + in_hand - strength.caution * (reply + strength.spread * spread)
+    theirs = assess(board, enemy, flicks=flicks, steady=steady)
+    ours = assess(board, side, flicks=own_flicks, steady=own_steady)
+    spread = theirs.exposure - ours.exposure
+    return material + in_hand - strength.caution * (theirs.best + strength.spread * spread)
 
 
 def _final(board: Board, side: str) -> float:

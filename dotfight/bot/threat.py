@@ -127,6 +127,44 @@ def shot_table(
 LUNGE_CHAIN = 1.2
 
 
+@dataclass(frozen=True)
+class Threat:
+    """What one side's next turn threatens the other with, in expected men."""
+
+    best: float  # the attacker's best flicks (as many as it has), summed
+    exposure: float  # every defender's own best chance of being hit, summed (standing liabilities)
+
+
+def assess(
+    board: Board,
+    attacker: str,
+    *,
+    flicks: int = 1,
+    steady: float = 1.0,
+    fullness: FloatArray | None = None,
+) -> Threat:
+    """The threat of the attacker's next turn to the other side's men.
+
+    A flick's worth is a snipe's chance to hit one man, or a lunge's expected kills (a lunge aimed into
+    a base is shaken at its wall and may run through any man inside, so its kills are summed over the
+    garrison, a little more for the chain they earn); the `flicks` best are summed.
+    """
+    defender = "red" if attacker == "blue" else "blue"
+    targets = board.living(defender)
+    table = shot_table(board, board.flickable(attacker), targets, steady=steady, fullness=fullness)
+    if table.hit.size == 0:
+        return Threat(0.0, 0.0)
+    per_man = np.maximum(table.hit, table.lunge).max(axis=0)
+    # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
+    home = board.home[targets]
+    together = (home[:, None] == home[None, :]) & (home[:, None] >= 0)
+    np.fill_diagonal(together, True)
+    lunge_kills = table.lunge @ together.astype(np.float64)  # (m, n): aimed at target j
+    best = np.maximum(table.hit.max(axis=0), LUNGE_CHAIN * lunge_kills.max(axis=0))
+    top = np.sort(best)[::-1][: max(1, flicks)]
+    return Threat(float(top.sum()), float(per_man.sum()))
+
+
 def danger(
     board: Board,
     attacker: str,
@@ -135,29 +173,8 @@ def danger(
     steady: float = 1.0,
     fullness: FloatArray | None = None,
     spread_weight: float = 0.15,
-    per_target: bool = False,
 ) -> float:
-    """Expected losses the defender should fear from the attacker's next turn.
-
-    The attacker's best flicks: a snipe's chance to hit one man, or a lunge's expected kills (a lunge
-    aimed into a base is shaken at its wall and may run through any man inside, so its kills are
-    summed over the garrison). `flicks` best of them, plus `spread_weight` times every man's own best
-    chance of being hit, so that a side cares about all its exposed men and not only the most exposed
-    one. With `per_target`, only that sum over every man (the side's standing liabilities).
-    """
-    defender = "red" if attacker == "blue" else "blue"
-    targets = board.living(defender)
-    table = shot_table(board, board.flickable(attacker), targets, steady=steady, fullness=fullness)
-    if table.hit.size == 0:
-        return 0.0
-    per_man = np.maximum(table.hit, table.lunge).max(axis=0)
-    if per_target:
-        return float(per_man.sum())
-    # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
-    home = board.home[targets]
-    together = (home[:, None] == home[None, :]) & (home[:, None] >= 0)
-    np.fill_diagonal(together, True)
-    lunge_kills = table.lunge @ together.astype(np.float64)  # (m, n): aimed at target j
-    best = np.maximum(table.hit.max(axis=0), LUNGE_CHAIN * lunge_kills.max(axis=0))
-    top = np.sort(best)[::-1][: max(1, flicks)]
-    return float(top.sum() + spread_weight * per_man.sum())
+    """Expected losses the defender should fear from the attacker's next turn: its best flicks plus
+    `spread_weight` times every man's exposure, so a side cares about all its exposed men."""
+    threat = assess(board, attacker, flicks=flicks, steady=steady, fullness=fullness)
+    return threat.best + spread_weight * threat.exposure

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from server_testkit import ServerProcess
 
 from dotfight.server.app import create_app
 from dotfight.server.settings import Settings
+from tests.support.server_process import ServerProcess
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
     """One real server process shared by the WebSocket tests. Its clients play far faster than people,
     so its flood limit is raised (the flood test has a server with the default limit of its own)."""
     relaxed = {"DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000", "DOTFIGHT_WS_MESSAGE_BURST": "1000"}
-    server = ServerProcess(tmp_path_factory.mktemp("live"), relaxed)
+    server = ServerProcess.on_sqlite(tmp_path_factory.mktemp("live"), extra_env=relaxed)
     server.start()
     yield server
     server.stop()
@@ -56,6 +56,6 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 @pytest.fixture
 def fresh_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """A real server process of one's own (e.g. to kill it)."""
-    server = ServerProcess(tmp_path)
+    server = ServerProcess.on_sqlite(tmp_path)
     yield server
     server.stop()

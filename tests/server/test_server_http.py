@@ -23,6 +23,12 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def post_raw_action(client: TestClient, page: dict[str, Any], body: bytes) -> Any:
+    """Posts `body` as it is (not JSON-encoded by the client) as blue's action on the page."""
+    headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+    return client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+
+
 def create(client: TestClient, **body: Any) -> dict[str, Any]:
     response = client.post("/api/pages", json={"preset": "quick", "mode": "link", **body})
     assert response.status_code == 201, response.text
@@ -263,15 +269,13 @@ class TestRefusalsChangeNothing:
     def test_nan_in_the_action(self, client: TestClient, page: dict[str, Any]) -> None:
         body = b'{"action": {"type": "flick", "soldier": "b1s1", "kind": "snipe", "vector": [NaN, 1]}, '
         body += b'"version": 1}'
-        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
-        response = client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+        response = post_raw_action(client, page, body)
         self.refused(client, page, response, 400, "bad_request")
 
     def test_infinity_in_the_action(self, client: TestClient, page: dict[str, Any]) -> None:
         body = b'{"action": {"type": "position", "soldiers": [{"id": "b1s1", "x": Infinity, "y": 2}]}, '
         body += b'"version": 1}'
-        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
-        response = client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+        response = post_raw_action(client, page, body)
         self.refused(client, page, response, 400, "bad_request")
 
     def test_unknown_fields(self, client: TestClient, page: dict[str, Any]) -> None:
@@ -279,8 +283,7 @@ class TestRefusalsChangeNothing:
         self.refused(client, page, response, 400, "bad_request")
 
     def test_not_json(self, client: TestClient, page: dict[str, Any]) -> None:
-        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
-        response = client.post(f"/api/pages/{page['id']}/actions", content=b"{nope", headers=headers)
+        response = post_raw_action(client, page, b"{nope")
         self.refused(client, page, response, 400, "bad_request")
 
     def test_malformed_action(self, client: TestClient, page: dict[str, Any]) -> None:

@@ -8,9 +8,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from server_testkit import ServerProcess, SocketClient, simple_action
+from server_testkit import SocketClient, simple_action
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from tests.support.server_process import ServerProcess
 
 
 def create_page(server: ServerProcess, mode: str = "live") -> dict[str, Any]:
@@ -34,6 +36,17 @@ def get_log(server: ServerProcess, page_id: str) -> dict[str, Any]:
 async def socket(server: ServerProcess, page_id: str, **options: Any) -> AsyncIterator[SocketClient]:
     async with connect(server.ws_url(page_id), **options) as connection:
         yield SocketClient(connection)
+
+
+@asynccontextmanager
+async def both_seats(
+    server: ServerProcess, page_id: str, tokens: dict[str, str]
+) -> AsyncIterator[tuple[SocketClient, SocketClient]]:
+    """Blue's and red's sockets on the page, each greeted with its token from version 0."""
+    async with socket(server, page_id) as blue, socket(server, page_id) as red:
+        await blue.hello(tokens["blue"], 0)
+        await red.hello(tokens["red"], 0)
+        yield blue, red
 
 
 async def play_moves(
@@ -112,9 +125,7 @@ async def test_presence_follows_the_seats_that_are_connected(live_server: Server
 async def test_a_dropped_client_resumes_from_its_version(live_server: ServerProcess) -> None:
     created = create_page(live_server)
     page_id, tokens = created["id"], created["seats"]
-    async with socket(live_server, page_id) as blue, socket(live_server, page_id) as red:
-        await blue.hello(tokens["blue"], 0)
-        await red.hello(tokens["red"], 0)
+    async with both_seats(live_server, page_id, tokens) as (blue, red):
         await play_moves(live_server, page_id, {"blue": blue, "red": red}, [blue, red], 4)
     dropped_at = 4
     async with socket(live_server, page_id) as blue:
@@ -141,9 +152,7 @@ async def test_a_dropped_client_resumes_from_its_version(live_server: ServerProc
 async def test_a_repeated_move_id_is_acknowledged_and_never_applied_twice(live_server: ServerProcess) -> None:
     created = create_page(live_server)
     page_id, tokens = created["id"], created["seats"]
-    async with socket(live_server, page_id) as blue, socket(live_server, page_id) as red:
-        await blue.hello(tokens["blue"], 0)
-        await red.hello(tokens["red"], 0)
+    async with both_seats(live_server, page_id, tokens) as (blue, red):
         await blue.act({"type": "quick_setup"}, 0, "setup-1")
         assert (await red.receive())["version"] == 1
         assert (await blue.receive())["type"] == "events"
@@ -241,9 +250,7 @@ async def test_a_server_killed_mid_game_keeps_every_committed_move(fresh_server:
     fresh_server.start()
     created = create_page(fresh_server, mode="link")
     page_id, tokens = created["id"], created["seats"]
-    async with socket(fresh_server, page_id) as blue, socket(fresh_server, page_id) as red:
-        await blue.hello(tokens["blue"], 0)
-        await red.hello(tokens["red"], 0)
+    async with both_seats(fresh_server, page_id, tokens) as (blue, red):
         before = await play_moves(fresh_server, page_id, {"blue": blue, "red": red}, [blue, red], 12)
         fresh_server.kill()
     fresh_server.start()

@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,11 +36,12 @@ from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, utc_now
+from tests.support.players import nearest_snipe_action
+from tests.support.server_process import ServerProcess
 
 if TYPE_CHECKING:
     from conftest import PostgresCluster
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 # Far above what the simple player needs to end a Quick page (about 130 to 200 actions).
 MAX_ACTIONS = 1500
 # Raised request limits: the tests act far faster than the per-address default allows a person.
@@ -56,37 +53,6 @@ BOT_WAIT_S = 60.0
 
 # --------------------------------------------------------------------------------------------------
 # playing a page over HTTP
-
-
-def next_action(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """Picks a legal action for the side to act, from the public snapshot alone."""
-    phase = snapshot["phase"]
-    if phase == "bases":
-        return {"type": "quick_setup"}
-    if phase == "positioning":
-        return {"type": "ready"}
-    side = snapshot["side_to_act"]
-    turn = snapshot["turn"]
-    if turn.get("chain"):  # only lunges start chains; ending it keeps the player out of lunges
-        return {"type": "stop"}
-    living = [soldier for soldier in snapshot["soldiers"] if soldier["alive"]]
-    shooters = [s for s in living if s["side"] == side and not s["on_road"]]
-    targets = [s for s in living if s["side"] != side]
-    if not shooters or not targets:
-        return {"type": "stop"} if turn.get("flicked") else {"type": "resign"}
-    shooter, target = min(
-        ((a, b) for a in shooters for b in targets),
-        key=lambda pair: math.hypot(pair[0]["x"] - pair[1]["x"], pair[0]["y"] - pair[1]["y"]),
-    )
-    dx, dy = target["x"] - shooter["x"], target["y"] - shooter["y"]
-    length = math.hypot(dx, dy) or 1.0
-    pull = float(snapshot["rules"]["pull_max"])
-    return {
-        "type": "flick",
-        "soldier": shooter["id"],
-        "kind": "snipe",
-        "vector": [dx / length * pull, dy / length * pull],
-    }
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -154,7 +120,7 @@ class LinkPage:
         """Plays the next action of the side to act and returns the page after it."""
         current = self.snapshot()
         assert current["phase"] != "over"
-        self.act(current["side_to_act"], next_action(current), current["version"])
+        self.act(current["side_to_act"], nearest_snipe_action(current), current["version"])
         return self.snapshot()
 
     def play_until(self, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
@@ -162,7 +128,7 @@ class LinkPage:
         current = self.snapshot()
         while current["phase"] != "over" and not done(current):
             assert current["version"] < MAX_ACTIONS, "the simple player never ended the page"
-            self.act(current["side_to_act"], next_action(current), current["version"])
+            self.act(current["side_to_act"], nearest_snipe_action(current), current["version"])
             current = self.snapshot()
         return current
 
@@ -230,69 +196,24 @@ def start_app(postgres_url: str, web_dir: Path) -> Callable[[], TestClient]:
     return start
 
 
+def server_process(database_url: str, log_path: Path) -> ServerProcess:
+    """`dotfight serve` on PostgreSQL with the raised request limits, quiet but for warnings."""
+    return ServerProcess(
+        database_url,
+        log_path,
+        extra_args=["--log-level", "warning", "--no-access-log"],
+        extra_env={
+            "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": str(RELAXED_LIMITS["http_requests_per_second"]),
+            "DOTFIGHT_HTTP_REQUEST_BURST": str(RELAXED_LIMITS["http_request_burst"]),
+        },
+        start_timeout_s=SERVER_START_TIMEOUT_S,
+        http_timeout_s=30,
+    )
+
+
 def sql_engine(url: str) -> Engine:
     """A plain engine for looking straight into the database (not the server's own)."""
     return create_engine(url, poolclass=NullPool)
-
-
-class ServerProcess:
-    """`python3 -m dotfight.cli serve --database-url <PostgreSQL>` on a free loopback port."""
-
-    def __init__(self, database_url: str, workdir: Path, name: str) -> None:
-        self.database_url = database_url
-        self.log_path = workdir / f"{name}.log"
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=30)
-
-    def launch(self) -> None:
-        env = {
-            **os.environ,
-            "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": str(RELAXED_LIMITS["http_requests_per_second"]),
-            "DOTFIGHT_HTTP_REQUEST_BURST": str(RELAXED_LIMITS["http_request_burst"]),
-        }
-        command = [
-            sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-            "--database-url", self.database_url, "--log-level", "warning", "--no-access-log",
-        ]  # fmt: skip
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-            )
-
-    def wait_healthy(self) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log_path.read_text(errors='replace')[-3000:]}")
-            try:
-                if self.http.get("/api/health", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("the server did not become healthy")
-
-    def stop(self) -> None:
-        self.http.close()
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -307,7 +228,7 @@ def two_servers(
     finally:
         engine.dispose()
     workdir = tmp_path_factory.mktemp("servers")
-    servers = (ServerProcess(url, workdir, "first"), ServerProcess(url, workdir, "second"))
+    servers = (server_process(url, workdir / "first.log"), server_process(url, workdir / "second.log"))
     try:
         for server in servers:
             server.launch()
@@ -499,7 +420,7 @@ def test_stale_versions_repeated_move_ids_and_out_of_turn_actions_change_nothing
         current = page.play_until(lambda snapshot: snapshot["phase"] == "play" and snapshot["version"] >= 5)
         version, side = current["version"], current["side_to_act"]
         other = "red" if side == "blue" else "blue"
-        action = next_action(current)
+        action = nearest_snipe_action(current)
         log_before = page.log()
 
         def assert_unchanged() -> None:
@@ -527,7 +448,7 @@ def test_stale_versions_repeated_move_ids_and_out_of_turn_actions_change_nothing
         assert log_after["entries"][-1]["move_id"] == "move-1"
         # The same move again (a retry) is answered with the first result and never applied twice,
         # whatever version or action the retry carries.
-        for retry_version, retry_action in ((version, action), (version + 1, next_action(after))):
+        for retry_version, retry_action in ((version, action), (version + 1, nearest_snipe_action(after))):
             retried = page.post(side, retry_action, retry_version, move_id="move-1")
             assert retried.status_code == 200, retried.text
             assert retried.json() == first
@@ -535,7 +456,9 @@ def test_stale_versions_repeated_move_ids_and_out_of_turn_actions_change_nothing
             assert page.log() == log_after
         # The other side cannot reuse it.
         assert_refused(
-            page.post(other, next_action(after), after["version"], move_id="move-1"), 400, "bad_request"
+            page.post(other, nearest_snipe_action(after), after["version"], move_id="move-1"),
+            400,
+            "bad_request",
         )
         assert page.snapshot() == after
         assert page.log() == log_after
@@ -547,7 +470,7 @@ def test_the_unique_constraints_refuse_a_second_entry_for_a_version_or_a_move_id
     with start_app() as client:
         page = LinkPage.create(client)
         current = page.snapshot()
-        page.act(current["side_to_act"], next_action(current), current["version"], move_id="once")
+        page.act(current["side_to_act"], nearest_snipe_action(current), current["version"], move_id="once")
         # Actions sent without a move_id share a NULL one, which the constraint must let through.
         for _ in range(2):
             page.step()
@@ -657,7 +580,7 @@ def run_races(pages: tuple[LinkPage, LinkPage], rounds: int, database_url: str) 
         version, side = current["version"], current["side_to_act"]
         # Each writer has seen the page at this version (the second one may be another process).
         assert second.snapshot() == current
-        action = next_action(current)
+        action = nearest_snipe_action(current)
         answers = race(
             [
                 (first, side, action, version, f"first-{number}"),
@@ -738,7 +661,7 @@ def test_while_postgresql_is_down_requests_are_refused_as_unavailable_and_play_r
 
         database_outage.begin()
         assert_refused(client.get("/api/health"), 503, "unavailable")
-        move = next_action(before)
+        move = nearest_snipe_action(before)
         assert_refused(page.post(before["side_to_act"], move, before["version"]), 503, "unavailable")
         assert_refused(client.get(f"/api/pages/{page.id}/log"), 503, "unavailable")
         assert_refused(unknown.post("blue", {"type": "resign"}, 0), 503, "unavailable")
@@ -775,7 +698,7 @@ def play_against_the_bot(page: LinkPage, until_version: int) -> dict[str, Any]:
     """Plays blue against Dawood-bot's red until the page reaches `until_version` (or is over)."""
     current = wait_for_turn(page, "blue")
     while current["version"] < until_version and current["phase"] != "over":
-        page.act("blue", next_action(current), current["version"])
+        page.act("blue", nearest_snipe_action(current), current["version"])
         current = wait_for_turn(page, "blue")
     return current
 

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_helpers import PHONE, Phone, aim_at_nearest_enemy, flick_path, log
+from web_helpers import Phone, aim_at_nearest_enemy, flick_path, log
+
+from tests.support.chromium import PHONE
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,9 @@ from typing import Any
 
 import httpx
 import pytest
-from web_helpers import PHONE, Phone, aim_at_nearest_enemy, flick_path
+from web_helpers import Phone, aim_at_nearest_enemy, flick_path
+
+from tests.support.chromium import PHONE
 
 pytestmark = pytest.mark.browser
 

@@ -9,22 +9,6 @@ from typing import Any
 
 import httpx
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-PHONE: dict[str, Any] = {
-    "viewport": {"width": 390, "height": 844},
-    "device_scale_factor": 3,
-    "has_touch": True,
-    "is_mobile": True,
-}
-
 
 class Phone:
     """One browser page of the app, driven like a finger on a phone."""

@@ -1,0 +1,126 @@
+"""A real Dotfight server (`python3 -m dotfight.cli serve`) on a free loopback port, as a subprocess:
+started, polled on /api/health until it answers, and stopped or killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """Returns a TCP port free on loopback right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """`python3 -m dotfight.cli serve` on loopback against `database_url`; its output goes to `log_path`.
+
+    `extra_args` are added to the command line (e.g. `--no-access-log`), `extra_env` to the environment
+    (e.g. raised flood limits). The port is chosen once, so a restart after `kill` serves the same URL.
+    """
+
+    def __init__(
+        self,
+        database_url: str,
+        log_path: Path,
+        *,
+        extra_args: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
+        start_timeout_s: float = 30.0,
+        http_timeout_s: float = 10.0,
+    ) -> None:
+        self.database_url = database_url
+        self.log_path = log_path
+        self.extra_args = list(extra_args)
+        self.extra_env = dict(extra_env or {})
+        self.start_timeout_s = start_timeout_s
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        # One client for all requests: a fresh httpx client per request costs ~20 ms of set-up.
+        self.http = httpx.Client(base_url=self.base_url, timeout=http_timeout_s)
+
+    @classmethod
+    def on_sqlite(
+        cls, workdir: Path, *, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None
+    ) -> ServerProcess:
+        """A server on a fresh SQLite file in `workdir`, logging to `workdir/server.log`."""
+        return cls(
+            f"sqlite:///{workdir / 'pages.sqlite3'}",
+            workdir / "server.log",
+            extra_args=extra_args,
+            extra_env=extra_env,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws_url(self, page_id: str) -> str:
+        """The WebSocket URL of one page."""
+        return f"ws://127.0.0.1:{self.port}/api/pages/{page_id}/ws"
+
+    def launch(self) -> None:
+        """Starts the process without waiting for it (so that several can start at once)."""
+        env = {**os.environ, **self.extra_env}
+        command = [
+            sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+            "--database-url", self.database_url, *self.extra_args,
+        ]  # fmt: skip
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+    def wait_healthy(self) -> None:
+        """Waits until /api/health answers 200; raises with the log's tail if the process exits first."""
+        assert self.process is not None, "launch() first"
+        deadline = time.monotonic() + self.start_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log_text()[-3000:]}")
+            try:
+                if self.http.get("/api/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"the server did not become healthy within {self.start_timeout_s:.0f} s")
+
+    def start(self) -> None:
+        """Starts the process and waits until it is healthy."""
+        self.launch()
+        self.wait_healthy()
+
+    def kill(self) -> None:
+        """Kills the server with SIGKILL (no chance to clean up)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        """Terminates the server (SIGKILL if it lingers) and closes the client."""
+        self.http.close()
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
