@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import MalformedAction
+from .errors import MalformedAction, quoted
 from .state import Side, State
 
 
@@ -96,7 +96,7 @@ def parse_side(side: object) -> Side:
     """
     if side == "blue" or side == "red":
         return side
-    raise MalformedAction("bad_side", f"the acting side must be 'blue' or 'red', got {side!r}")
+    raise MalformedAction("bad_side", f"the acting side must be 'blue' or 'red', got {quoted(side)}")
 
 
 def parse_action(state: State, action: object) -> Action:
@@ -119,7 +119,7 @@ def parse_action(state: State, action: object) -> Action:
     kind = action.get("type")
     if not isinstance(kind, str) or kind not in _FIELDS:
         raise MalformedAction(
-            "unknown_action", f"unknown action type {kind!r}; expected one of {', '.join(_FIELDS)}"
+            "unknown_action", f"unknown action type {quoted(kind)}; expected one of {', '.join(_FIELDS)}"
         )
     _exact_fields(action, _FIELDS[kind], kind)
     if kind == "draw_base":
@@ -162,13 +162,13 @@ def _exact_fields(action: dict[Any, Any], allowed: frozenset[str], kind: str) ->
 
 def _number(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MalformedAction("not_a_number", f"{name} must be a number, got {value!r}")
+        raise MalformedAction("not_a_number", f"{name} must be a number, got {quoted(value)}")
     try:
         number = float(value)
     except OverflowError:  # an int too large for a float
         number = math.inf
     if not math.isfinite(number):
-        raise MalformedAction("not_finite", f"{name} must be finite, got {value!r}")
+        raise MalformedAction("not_finite", f"{name} must be finite, got {quoted(value)}")
     return number
 
 
@@ -178,26 +178,28 @@ def _coordinate(state: State, data: dict[str, Any], name: str) -> float:
     rules = state.rules
     top = rules.page_width if name == "x" else rules.page_height
     if not -rules.diagonal <= value <= top + rules.diagonal:
-        raise MalformedAction("out_of_range", f"{name}={value!r} is more than a page diagonal off the page")
+        raise MalformedAction(
+            "out_of_range", f"{name}={quoted(value)} is more than a page diagonal off the page"
+        )
     return value
 
 
 def _length(state: State, data: dict[str, Any], name: str) -> float:
     value = _number(data[name], name)
     if abs(value) > state.rules.diagonal:
-        raise MalformedAction("out_of_range", f"{name}={value!r} is longer than the page diagonal")
+        raise MalformedAction("out_of_range", f"{name}={quoted(value)} is longer than the page diagonal")
     return value
 
 
 def _kind(value: object) -> str:
     if value not in KINDS:
-        raise MalformedAction("unknown_kind", f"kind must be 'snipe' or 'lunge', got {value!r}")
+        raise MalformedAction("unknown_kind", f"kind must be 'snipe' or 'lunge', got {quoted(value)}")
     return str(value)
 
 
 def _vector(state: State, value: object) -> tuple[float, float]:
     if not isinstance(value, list | tuple) or len(value) != 2:
-        raise MalformedAction("bad_vector", f"vector must be [dx, dy], got {value!r}")
+        raise MalformedAction("bad_vector", f"vector must be [dx, dy], got {quoted(value)}")
     dx, dy = _number(value[0], "vector dx"), _number(value[1], "vector dy")
     limit = state.rules.diagonal
     if abs(dx) > limit or abs(dy) > limit:
@@ -207,17 +209,17 @@ def _vector(state: State, value: object) -> tuple[float, float]:
 
 def _soldier_id(state: State, value: object, name: str) -> str:
     if not isinstance(value, str):
-        raise MalformedAction("bad_id", f"{name} must be a soldier id string, got {value!r}")
+        raise MalformedAction("bad_id", f"{name} must be a soldier id string, got {quoted(value)}")
     if value not in state.soldier_index:
-        raise MalformedAction("unknown_soldier", f"there is no soldier {value!r} on this page")
+        raise MalformedAction("unknown_soldier", f"there is no soldier {quoted(value)} on this page")
     return value
 
 
 def _base_id(state: State, value: object, name: str) -> str:
     if not isinstance(value, str):
-        raise MalformedAction("bad_id", f"{name} must be a base id string, got {value!r}")
+        raise MalformedAction("bad_id", f"{name} must be a base id string, got {quoted(value)}")
     if value not in state.base_index:
-        raise MalformedAction("unknown_base", f"there is no base {value!r} on this page")
+        raise MalformedAction("unknown_base", f"there is no base {quoted(value)} on this page")
     return value
 
 
@@ -242,7 +244,7 @@ def _positions(state: State, value: object) -> tuple[tuple[str, float, float], .
     places: list[tuple[str, float, float]] = []
     for item in _list(value, "soldiers", len(state.soldiers)):
         if not isinstance(item, dict):
-            raise MalformedAction("bad_position", f"each position must be {{id, x, y}}, got {item!r}")
+            raise MalformedAction("bad_position", f"each position must be {{id, x, y}}, got {quoted(item)}")
         _exact_fields(item, frozenset({"id", "x", "y"}), "a position")
         places.append(
             (

@@ -15,12 +15,32 @@ MalformedAction bad_request unknown_action
 
 from __future__ import annotations
 
+import reprlib
 from typing import Final
 
 BAD_REQUEST: Final = "bad_request"
 NOT_YOUR_TURN: Final = "not_your_turn"
 ILLEGAL_ACTION: Final = "illegal_action"
 GAME_OVER: Final = "game_over"
+
+
+# Refused input is quoted in messages, but only so much of it: a message stays short whatever was sent.
+_QUOTE = reprlib.Repr()  # (keyword arguments only from Python 3.12 on)
+_QUOTE.maxstring = _QUOTE.maxother = 60
+_QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxtuple = 6
+_QUOTE.maxlevel = 3
+_QUOTE.maxlong = 40
+
+
+def quoted(value: object) -> str:
+    """Returns a short repr of refused input for an error message, cut with '...' when long.
+
+    >>> quoted("b1s1")
+    "'b1s1'"
+    >>> len(quoted("x" * 100_000)) <= 60
+    True
+    """
+    return _QUOTE.repr(value)
 
 
 class EngineError(ValueError):
@@ -66,6 +86,6 @@ class RuleSetError(EngineError):
     """
 
     def __init__(self, field: str, value: object, problem: str) -> None:
-        super().__init__(BAD_REQUEST, "bad_rules", f"rule {field}={value!r}: {problem}")
+        super().__init__(BAD_REQUEST, "bad_rules", f"rule {field}={quoted(value)}: {problem}")
         self.field = field
         self.value = value

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from statistics import NormalDist
 
+from .errors import quoted
+
 SEED_BITS = 128
 CLIP = 3.0
 
@@ -29,7 +31,7 @@ def check_seed(seed: object) -> int:
     ValueError: seed must be an integer in [0, 2**128), got -1
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
-        raise ValueError(f"seed must be an integer in [0, 2**{SEED_BITS}), got {seed!r}")
+        raise ValueError(f"seed must be an integer in [0, 2**{SEED_BITS}), got {quoted(seed)}")
     return seed
 
 
@@ -53,11 +55,11 @@ def seed_from_hex(text: object) -> int:
     ValueError: seed must be a 32-character hex string, got 'ff'
     """
     if not isinstance(text, str) or len(text) != SEED_BITS // 4:
-        raise ValueError(f"seed must be a {SEED_BITS // 4}-character hex string, got {text!r}")
+        raise ValueError(f"seed must be a {SEED_BITS // 4}-character hex string, got {quoted(text)}")
     try:
         return int(text, 16)
     except ValueError:
-        raise ValueError(f"seed must be a hex string, got {text!r}") from None
+        raise ValueError(f"seed must be a hex string, got {quoted(text)}") from None
 
 
 def uniform(seed: int, index: int) -> float:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, overload
 
-from .errors import RuleSetError
+from .errors import RuleSetError, quoted
 from .jotting import min_spacing_radius
 
 PRESET_NAMES = ("classic", "quick", "dawood", "custom")
@@ -280,7 +280,7 @@ def _check(rules: RuleSet) -> None:
         r.base_radius_min <= r.base_radius_max,
         "base_radius_min",
         r.base_radius_min,
-        f"must not exceed base_radius_max={r.base_radius_max!r}",
+        f"must not exceed base_radius_max={quoted(r.base_radius_max)}",
     )
     _require(
         2 * r.base_radius_min <= min(r.page_width, r.page_height / 2),
@@ -293,8 +293,8 @@ def _check(rules: RuleSet) -> None:
         needed <= r.base_radius_min,
         "soldiers_per_base",
         r.soldiers_per_base,
-        f"{r.soldiers_per_base} dots of dot_radius={r.dot_radius!r} do not fit in a base of "
-        f"base_radius_min={r.base_radius_min!r} (needs radius {needed:.1f})",
+        f"{r.soldiers_per_base} dots of dot_radius={quoted(r.dot_radius)} do not fit in a base of "
+        f"base_radius_min={quoted(r.base_radius_min)} (needs radius {needed:.1f})",
     )
 
 

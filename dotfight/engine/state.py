@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 import numpy as np
 import numpy.typing as npt
 
+from .errors import quoted
 from .geometry import Circle
 from .rng import check_seed, seed_from_hex, seed_to_hex
 from .rules import RuleSet
@@ -555,7 +556,7 @@ class State:
         try:
             return _state_from_json(data)
         except (KeyError, TypeError, AttributeError, IndexError) as exc:
-            raise ValueError(f"not a Dotfight state: {exc!r}") from exc
+            raise ValueError(f"not a Dotfight state: {quoted(exc)}") from exc
 
     def with_rng(self, seed: int) -> State:
         """Returns the same page with another generator (seed, position 0): luck a bot may sample.
@@ -638,30 +639,30 @@ def new_page(rules: RuleSet, seed: int) -> State:
 def _side(value: object) -> Side:
     if value == "blue" or value == "red":
         return value
-    raise ValueError(f"bad side {value!r}")
+    raise ValueError(f"bad side {quoted(value)}")
 
 
 def _num(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"bad number {value!r}")
+        raise ValueError(f"bad number {quoted(value)}")
     return float(value)
 
 
 def _int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"bad integer {value!r}")
+        raise ValueError(f"bad integer {quoted(value)}")
     return value
 
 
 def _bool(value: object) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"bad flag {value!r}")
+        raise ValueError(f"bad flag {quoted(value)}")
     return value
 
 
 def _str(value: object) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"bad text {value!r}")
+        raise ValueError(f"bad text {quoted(value)}")
     return value
 
 
@@ -670,7 +671,7 @@ def _state_from_json(data: object) -> State:
         raise ValueError("a state must be an object")
     phase = data["phase"]
     if phase not in PHASES:
-        raise ValueError(f"bad phase {phase!r}")
+        raise ValueError(f"bad phase {quoted(phase)}")
     bases = tuple(
         Base(_str(b["id"]), _side(b["side"]), _num(b["x"]), _num(b["y"]), _num(b["r"]), _int(b["capacity"]))
         for b in data["bases"]
@@ -728,7 +729,7 @@ def _state_from_json(data: object) -> State:
     winner = data["winner"]
     end_reason = data["end_reason"]
     if end_reason is not None and end_reason not in END_REASONS:
-        raise ValueError(f"bad end_reason {end_reason!r}")
+        raise ValueError(f"bad end_reason {quoted(end_reason)}")
     return State(
         rules=RuleSet.from_json(data["rules"]),
         seed=seed_from_hex(data["seed"]),

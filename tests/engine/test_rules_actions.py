@@ -109,3 +109,19 @@ def test_a_dead_soldier_cannot_flick(page: Page) -> None:
 def test_a_vector_of_exactly_one_unit_is_allowed(play: State) -> None:
     after, _ = apply(play, "blue", {**FLICK, "vector": [0.6, -0.8]})
     assert after.version == play.version + 1
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {**FLICK, "soldier": "s" * 100_000},
+        {**FLICK, "kind": "k" * 100_000},
+        {**FLICK, "vector": list(range(50_000))},
+        {"type": "position", "soldiers": [{"id": "b1s1", "x": "9" * 100_000, "y": 0}]},
+    ],
+)
+def test_a_refusal_quotes_only_a_short_piece_of_huge_input(play: State, action: dict[str, Any]) -> None:
+    with pytest.raises(MalformedAction) as refused:
+        apply(play, play.actor or "blue", action)
+    assert len(refused.value.message) < 200
+    assert "..." in refused.value.message
