@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
-from web_helpers import Phone, aim_at_nearest_enemy, flick_path
+from web_helpers import Phone, aim_at_nearest_enemy, flick_path, page_ready_to_flick
 
 from tests.support.chromium import PHONE
 
@@ -24,21 +24,6 @@ WATCH_THE_PEN = """() => {
     draw();
   };
 }"""
-
-
-def page_ready_to_flick(base: str) -> tuple[str, str]:
-    """A local Quick page set up over HTTP (quick setup, both ready); returns its id and token."""
-    with httpx.Client(base_url=base, timeout=10) as http:
-        created = http.post("/api/pages", json={"preset": "quick", "mode": "local"}).json()
-        page_id, token = created["id"], created["seats"]["blue"]
-        for version, action in enumerate([{"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}]):
-            res = http.post(
-                f"/api/pages/{page_id}/actions",
-                json={"action": action, "version": version},
-                headers={"Authorization": f"Bearer {token}"},
-            )
-            assert res.status_code == 200, res.text
-    return page_id, token
 
 
 def flick_and_watch(browser: Any, server: str, reduced: bool) -> dict[str, int]:

@@ -114,6 +114,21 @@ def log(base: str, page_id: str) -> dict[str, Any]:
     return result
 
 
+def page_ready_to_flick(base: str) -> tuple[str, str]:
+    """A local Quick page set up over HTTP (quick setup, both ready); returns its id and token."""
+    with httpx.Client(base_url=base, timeout=10) as http:
+        created = http.post("/api/pages", json={"preset": "quick", "mode": "local"}).json()
+        page_id, token = created["id"], created["seats"]["blue"]
+        for version, action in enumerate([{"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}]):
+            res = http.post(
+                f"/api/pages/{page_id}/actions",
+                json={"action": action, "version": version},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            assert res.status_code == 200, res.text
+    return page_id, token
+
+
 def aim_at_nearest_enemy(state: dict[str, Any]) -> tuple[dict[str, Any], tuple[float, float]]:
     """Picks a soldier of the side to act that may flick and the unit direction to its nearest enemy."""
     side = state["sideToAct"]

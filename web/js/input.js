@@ -95,7 +95,11 @@ export class Input {
       const cancel = pull < this.hitUnits();
       const ctx = this.app.aimContext(s);
       const pv = flickPreview(rules, pull, ctx);
-      g.vector = [dx, dy];
+      // A pull longer than pull_max is full power already; sending it just over that length (so that
+      // rounding keeps it full power) keeps a drag that wandered off the page from ever being refused.
+      const full = rules.pull_max + 1;
+      const scale = pull > full ? full / pull : 1;
+      g.vector = [dx * scale, dy * scale];
       g.cancel = cancel;
       o.selected = { x: s.x, y: s.y };
       o.aim = {
