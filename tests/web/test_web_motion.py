@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 from web_helpers import Phone, aim_at_nearest_enemy, flick_path, page_ready_to_flick
 
