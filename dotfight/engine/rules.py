@@ -20,6 +20,10 @@ INT_FIELDS = frozenset(
 # Bounds on army size (RULES.md §2, Custom: 1–8 bases of 1–20 soldiers) apply to every preset.
 MAX_BASES_PER_SIDE = 8
 MAX_SOLDIERS_PER_BASE = 20
+# A page a hundred times the exercise book's is still a page; beyond that the numbers only overflow.
+MAX_PAGE_SIDE = 100_000.0
+# More flicks than this in a last stand is not a steadier hand but another game.
+MAX_LAST_STAND_FLICKS = 10
 
 
 class _PresetAccess:
@@ -242,6 +246,12 @@ def _check(rules: RuleSet) -> None:
     r = rules
     for name in ("page_width", "page_height", "dot_radius", "base_radius_min", "base_radius_max", "pull_max"):
         _require(getattr(r, name) > 0, name, getattr(r, name), "must be greater than 0")
+    for name in ("page_width", "page_height"):
+        _require(
+            getattr(r, name) <= MAX_PAGE_SIDE, name, getattr(r, name), f"must not exceed {MAX_PAGE_SIDE:g}"
+        )
+    for name in ("dot_radius", "outside_margin", "base_gap", "pull_max"):
+        _require(getattr(r, name) <= r.diagonal, name, getattr(r, name), "must not exceed the page diagonal")
     for name in (
         "outside_margin",
         "base_gap",
@@ -275,7 +285,12 @@ def _check(rules: RuleSet) -> None:
     )
     _require(r.send_max >= 0, "send_max", r.send_max, "must not be negative")
     _require(r.last_stand_at >= 0, "last_stand_at", r.last_stand_at, "must not be negative")
-    _require(r.last_stand_flicks >= 1, "last_stand_flicks", r.last_stand_flicks, "must be at least 1")
+    _require(
+        1 <= r.last_stand_flicks <= MAX_LAST_STAND_FLICKS,
+        "last_stand_flicks",
+        r.last_stand_flicks,
+        f"must lie between 1 and {MAX_LAST_STAND_FLICKS}",
+    )
     _require(
         r.base_radius_min <= r.base_radius_max,
         "base_radius_min",

@@ -194,34 +194,41 @@ class Ink:
 
 
 class BaseArrays:
-    """Numpy views of the bases, kept while the bases do not change (all through play)."""
+    """Numpy views of the bases, kept while the bases do not change (all through play).
 
-    __slots__ = ("all_r2", "code", "n_bases", "ordinal", "r2", "r2s", "x", "xs", "y", "ys")
+    `x`, `y`, `r2` end with a "no base" circle that encloses every point, so that the first circle
+    enclosing a soldier's centre is his base or, when no wall encloses him, the last one (`n_bases`).
+    """
+
+    __slots__ = ("all_r2", "code", "n_bases", "r2", "r2s", "x", "xs", "y", "ys")
 
     def __init__(self, state: State) -> None:
         bases = state.bases
         self.n_bases = len(bases)
         self.xs: list[float] = [b.x for b in bases]
         self.ys: list[float] = [b.y for b in bases]
-        self.x: FloatArray = np.array(self.xs, dtype=np.float64)
-        self.y: FloatArray = np.array(self.ys, dtype=np.float64)
-        self.r2: FloatArray = np.array([b.r * b.r for b in bases], dtype=np.float64)
-        # The owner's code (1 blue, 2 red), with a trailing 0 so that index -1 ("no base") matches nobody.
+        r2 = [b.r * b.r for b in bases]
+        # One numpy step for the three rows (small steps cost about 1 µs each, whatever their size).
+        self.x, self.y, self.r2 = cast(
+            "tuple[FloatArray, FloatArray, FloatArray]",
+            np.array((self.xs + [0.0], self.ys + [0.0], r2 + [math.inf]), dtype=np.float64),
+        )
+        # The owner's code (1 blue, 2 red), and 0 for the "no base" circle, which nobody holds.
         self.code: npt.NDArray[np.int8] = np.array(
             [1 if b.side == "blue" else 2 for b in bases] + [0], dtype=np.int8
         )
-        self.ordinal: npt.NDArray[np.int64] = np.arange(1, self.n_bases + 1, dtype=np.int64)
         dot_r = state.rules.dot_radius
-        self.all_r2: FloatArray = np.concatenate((self.r2, np.full(len(state.soldiers), dot_r * dot_r)))
-        self.r2s: list[float] = self.all_r2.tolist()
+        self.r2s: list[float] = r2 + [dot_r * dot_r] * len(state.soldiers)
+        self.all_r2: FloatArray = np.array(self.r2s, dtype=np.float64)
 
 
 class Arrays:
     """Numpy and list views of one state for the snipe and lunge hot paths.
 
     `all_x`, `all_y`, `all_r2` hold every circle at once, bases first, then soldiers' dots. `home[j]` is
-    the base whose wall encloses soldier j's centre (bases never overlap) or -1; `counted[j]` tells
-    whether he holds that wall (alive, off the road, the owner's); `garrison[i]` counts base i's holders.
+    the base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall
+    does; `counted[j]` tells whether he holds that wall (alive, off the road, the owner's);
+    `garrison[i]` counts base i's holders.
     """
 
     __slots__ = (
@@ -257,10 +264,10 @@ class Arrays:
         soldiers = new.described = state.soldiers
         fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
-        new.xs = fixed.xs + [s.x for s in soldiers]
-        new.ys = fixed.ys + [s.y for s in soldiers]
-        new.all_x = np.array(new.xs, dtype=np.float64)
-        new.all_y = np.array(new.ys, dtype=np.float64)
+        xs = new.xs = fixed.xs + [s.x for s in soldiers]
+        ys = new.ys = fixed.ys + [s.y for s in soldiers]
+        all_x = new.all_x = np.array(xs, dtype=np.float64)
+        all_y = new.all_y = np.array(ys, dtype=np.float64)
         new.all_r2 = fixed.all_r2
         new.r2s = fixed.r2s
         # 1 blue / 2 red for a soldier who can hold a wall (alive, off the road), 3 for one who cannot.
@@ -268,11 +275,15 @@ class Arrays:
             [(1 if s.side == "blue" else 2) if s.alive and not s.on_road else 3 for s in soldiers],
             dtype=np.int8,
         )
-        dx = new.all_x[n_bases:, None] - fixed.x
-        dy = new.all_y[n_bases:, None] - fixed.y
-        # Bases never overlap, so at most one True per row: the dot product picks its 1-based index.
-        home = (dx * dx + dy * dy <= fixed.r2).dot(fixed.ordinal) - 1  # the same sums as Base.contains
-        counted = code == fixed.code[home]  # code[-1] is 0, so "no base" never matches
+        # Squared distances from every soldier to every base centre: the same sums as Base.contains.
+        dx = all_x[n_bases:, None] - fixed.x
+        dy = all_y[n_bases:, None] - fixed.y
+        dx *= dx
+        dy *= dy
+        dx += dy
+        # argmax finds the first enclosing circle in each row: his base, or the "no base" circle last.
+        home = (dx <= fixed.r2).argmax(axis=1)
+        counted = code == fixed.code[home]  # the "no base" code is 0, which matches nobody
         new.home = home.tolist()
         new.counted = counted.tolist()
         new.garrison = np.bincount(home[counted], minlength=n_bases).tolist()
@@ -311,14 +322,14 @@ class Arrays:
                 new.garrison[new.home[j]] -= 1
             new.all_x[n_bases + j] = new.xs[n_bases + j] = soldier.x
             new.all_y[n_bases + j] = new.ys[n_bases + j] = soldier.y
-            home = -1
+            home = n_bases
             for i, base in enumerate(state.bases):
                 if base.contains(soldier.x, soldier.y):
                     home = i
                     break
             new.home[j] = home
             new.counted[j] = holds = (
-                home >= 0 and soldier.alive and not soldier.on_road and state.bases[home].side == soldier.side
+                home < n_bases and soldier.alive and not soldier.on_road and state.bases[home].side == soldier.side
             )
             if holds:
                 new.garrison[home] += 1

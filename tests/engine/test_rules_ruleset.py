@@ -81,6 +81,11 @@ def test_from_json_fills_missing_fields_from_the_named_preset() -> None:
         ({"soldiers_per_base": 20, "base_radius_min": 30}, "soldiers_per_base"),
         ({"reach_min_frac": 0}, "reach_min_frac"),
         ({"last_stand_flicks": 0}, "last_stand_flicks"),
+        ({"last_stand_flicks": 11}, "last_stand_flicks"),
+        ({"page_width": 1e300}, "page_width"),
+        ({"page_height": 100_001}, "page_height"),
+        ({"pull_max": 1e6}, "pull_max"),
+        ({"base_gap": 5000}, "base_gap"),
     ],
 )
 def test_nonsense_is_refused_naming_the_field_and_value(overrides: dict[str, Any], field: str) -> None:
