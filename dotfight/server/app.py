@@ -19,7 +19,7 @@ from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Applied, Master, events_message
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.routes import health, pages, ws
+from dotfight.server.routes import fallback, health, pages, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
@@ -46,6 +46,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bots = BotRunner(master, load_bot_factory())
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         app.state.services = Services(settings, master, hub, bots, limiter)
+        # In the background: start-up does not wait for the pages a restart left at the bot's move.
+        bots.resume_waiting_pages()
         try:
             yield
         finally:
@@ -69,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(ws.router)
+    fallback.install(app)  # after every API route
 
     index = settings.web_dir / "index.html"
 

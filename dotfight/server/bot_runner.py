@@ -63,6 +63,7 @@ class BotRunner:
         self._factory = factory
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._woken: set[str] = set()
+        self._resumer: asyncio.Task[None] | None = None
         master.add_listener(self._after_action)
 
     @property
@@ -82,6 +83,26 @@ class BotRunner:
         self._woken.add(page.meta.id)
         if page.meta.id not in self._tasks:
             self._tasks[page.meta.id] = asyncio.create_task(self._run(page.meta.id))
+
+    def resume_waiting_pages(self) -> None:
+        """Starts, in the background, the bot of every open bot page left at the bot's move (e.g. by a
+        restart), so that nobody has to look at a page to get the bot's answer."""
+        if self._factory is not None and self._resumer is None:
+            self._resumer = asyncio.create_task(self._resume())
+
+    async def _resume(self) -> None:
+        try:
+            page_ids = await self._master.pages_awaiting_bot()
+        except Exception:
+            logger.exception("the bot pages waiting for a move could not be listed")
+            return
+        if page_ids:
+            logger.info("resuming Dawood-bot on %d page(s)", len(page_ids))
+        for page_id in page_ids:
+            try:
+                self.wake(await self._master.page(page_id))
+            except Exception:  # one unreadable page must not keep the bot from the others
+                logger.exception("page %s: the bot could not be resumed", page_id)
 
     async def _run(self, page_id: str) -> None:
         try:
@@ -129,6 +150,8 @@ class BotRunner:
     async def stop(self) -> None:
         """Cancels every running bot (at shutdown)."""
         tasks = list(self._tasks.values())
+        if self._resumer is not None:
+            tasks.append(self._resumer)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

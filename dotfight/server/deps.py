@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from fastapi import Depends, Header
@@ -33,15 +34,44 @@ def bearer_token(authorization: Annotated[str | None, Header()] = None) -> str |
 BearerToken = Annotated[str | None, Depends(bearer_token)]
 
 
+def reader_token(authorization: Annotated[str | None, Header()] = None) -> str | None:
+    """Returns the token of an `Authorization: Bearer <token>` header, or None for any other header:
+    reading needs no token, so a wrong one is ignored rather than refused."""
+    try:
+        return bearer_token(authorization)
+    except ApiError:
+        return None
+
+
+ReaderToken = Annotated[str | None, Depends(reader_token)]
+
+
 def client_key(connection: HTTPConnection) -> str:
     """Returns the address a request comes from (behind a trusted proxy: the forwarded one)."""
     return connection.client.host if connection.client else "unknown"
 
 
 def rate_limit(connection: HTTPConnection, services: ServicesDep) -> None:
-    """Refuses a client that sends too many requests with 429 rate_limited."""
-    if not services.http_limiter.allow(client_key(connection)):
-        raise ApiError("rate_limited", "too many requests; wait a moment")
+    """Refuses a client that sends too many requests with 429 rate_limited and a Retry-After."""
+    wait = services.http_limiter.wait(client_key(connection))
+    if wait > 0:
+        retry_after = str(max(1, math.ceil(wait)))
+        raise ApiError(
+            "rate_limited", "too many requests; wait a moment", headers={"Retry-After": retry_after}
+        )
 
 
 RateLimited = Depends(rate_limit)
+
+
+def json_body(content_type: Annotated[str | None, Header()] = None) -> None:
+    """Refuses a body declared as anything but JSON (`application/json`, `…+json`) with 415
+    unsupported_media_type; a body without a Content-Type is left to the body's own validation."""
+    if content_type is None:
+        return
+    media_type = content_type.partition(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise ApiError("unsupported_media_type", "send the body as JSON ('Content-Type: application/json')")
+
+
+JsonBody = Depends(json_body)

@@ -18,10 +18,12 @@ STATUS_BY_CODE: dict[str, int] = {
     "mode_unavailable": 400,
     "bad_token": 401,
     "not_found": 404,
+    "method_not_allowed": 405,
     "not_your_turn": 409,
     "game_over": 409,
     "stale_version": 409,
     "too_large": 413,
+    "unsupported_media_type": 415,
     "illegal_action": 422,
     "rate_limited": 429,
     "internal_error": 500,
@@ -30,10 +32,17 @@ STATUS_BY_CODE: dict[str, int] = {
 
 
 class ApiError(Exception):
-    """A refusal with a stable code; `extra` adds top-level fields to the body (e.g. `snapshot`)."""
+    """A refusal with a stable code; `extra` adds top-level fields to the body (e.g. `snapshot`),
+    `headers` HTTP headers to the answer (e.g. `Retry-After`)."""
 
     def __init__(
-        self, code: str, message: str, *, reason: str | None = None, extra: dict[str, Any] | None = None
+        self,
+        code: str,
+        message: str,
+        *,
+        reason: str | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         if code not in STATUS_BY_CODE:
@@ -42,6 +51,7 @@ class ApiError(Exception):
         self.message = message
         self.reason = reason
         self.extra = extra or {}
+        self.headers = headers or {}
 
     @property
     def status(self) -> int:
@@ -62,7 +72,7 @@ class ApiError(Exception):
 
 def error_response(error: ApiError) -> JSONResponse:
     """Answers an ApiError over HTTP."""
-    return JSONResponse(error.to_json(), status_code=error.status)
+    return JSONResponse(error.to_json(), status_code=error.status, headers=error.headers or None)
 
 
 def describe_validation_error(errors: Any) -> str:
@@ -89,6 +99,10 @@ async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
         return error_response(ApiError("not_found", "nothing here"))
+    if exc.status_code == 405:
+        headers = dict(exc.headers) if exc.headers else None
+        refusal = ApiError("method_not_allowed", "this path does not take this method", headers=headers)
+        return error_response(refusal)
     body = {"error": {"code": "bad_request", "message": str(exc.detail)}}
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 

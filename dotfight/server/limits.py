@@ -23,13 +23,18 @@ class TokenBucket:
 
     def take(self) -> bool:
         """Spends one token; returns False (spending nothing) when the bucket is empty."""
+        return self.take_or_wait() == 0.0
+
+    def take_or_wait(self) -> float:
+        """Spends one token and returns 0, or, when the bucket is empty, returns the seconds until the
+        next token (spending nothing)."""
         now = self._clock()
         self._tokens = min(self._burst, self._tokens + (now - self._last) * self._rate)
         self._last = now
         if self._tokens < 1.0:
-            return False
+            return (1.0 - self._tokens) / self._rate
         self._tokens -= 1.0
-        return True
+        return 0.0
 
 
 class RateLimiter:
@@ -40,18 +45,22 @@ class RateLimiter:
         self._burst = burst
         self._buckets: LruCache[str, TokenBucket] = LruCache(clients)
 
-    def allow(self, key: str) -> bool:
-        """Tells whether this client may make one more request now."""
+    def wait(self, key: str) -> float:
+        """Counts one request of this client and returns 0, or, when it is over its limit, the seconds
+        until it may make the next one."""
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = TokenBucket(self._rate, self._burst)
             self._buckets.put(key, bucket)
-        return bucket.take()
+        return bucket.take_or_wait()
 
 
-_TOO_LARGE_BODY = json.dumps(
-    {"error": {"code": "too_large", "message": "the request body is too large"}}
-).encode()
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+_TOO_LARGE_BODY = _error_body("too_large", "the request body is too large")
+_BAD_LENGTH_BODY = _error_body("bad_request", "the Content-Length header is not a number")
 
 
 class BodySizeLimit:
@@ -70,8 +79,11 @@ class BodySizeLimit:
             await self._app(scope, receive, send)
             return
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self._max_bytes):
-            await self._refuse(send)
+        if declared is not None and not declared.isdigit():
+            await self._refuse(send, 400, _BAD_LENGTH_BODY)
+            return
+        if declared is not None and int(declared) > self._max_bytes:
+            await self._refuse(send, 413, _TOO_LARGE_BODY)
             return
         chunks: list[bytes] = []
         size = 0
@@ -83,7 +95,7 @@ class BodySizeLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self._max_bytes:
-                await self._refuse(send)
+                await self._refuse(send, 413, _TOO_LARGE_BODY)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -92,19 +104,19 @@ class BodySizeLimit:
         await self._app(scope, _replay([body_message], then=receive), send)
 
     @staticmethod
-    async def _refuse(send: Send) -> None:
+    async def _refuse(send: Send, status: int, body: bytes) -> None:
         await send(
             {
                 "type": "http.response.start",
-                "status": 413,
+                "status": status,
                 "headers": [
                     (b"content-type", b"application/json"),
-                    (b"content-length", str(len(_TOO_LARGE_BODY)).encode()),
+                    (b"content-length", str(len(body)).encode()),
                     (b"connection", b"close"),
                 ],
             }
         )
-        await send({"type": "http.response.body", "body": _TOO_LARGE_BODY})
+        await send({"type": "http.response.body", "body": body})
 
 
 def _replay(messages: list[Message], then: Receive | None = None) -> Receive:

@@ -170,7 +170,8 @@ class Master:
             if row is None:
                 raise ApiError("not_found", "no page with this id")
             cached = self._pages.get(page_id)
-            if cached is not None and cached.state.version == row.version:
+            # Memory only holds committed states: one newer than the row was committed after the read.
+            if cached is not None and cached.state.version >= row.version:
                 return cached
             return self._rebuild(session, row)
 
@@ -181,11 +182,12 @@ class Master:
         cached_at = row.cache_version
         if row.state_cache is not None and cached_at is not None and cached_at <= row.version:
             state = State.from_json(row.state_cache)
-            for entry in repository.actions_after(session, row.id, cached_at):
+            # Bounded by the row's version: an action committed since the row was read is left out.
+            for entry in repository.actions_after(session, row.id, cached_at, up_to=row.version):
                 state, _ = apply(state, entry.side, entry.action)
         else:
             logger.info("page %s: rebuilding its state from the whole log", row.id)
-            entries = repository.actions_after(session, row.id, 0)
+            entries = repository.actions_after(session, row.id, 0, up_to=row.version)
             replay = Replay(
                 RuleSet.from_json(row.rules),
                 int(row.seed, 16),
@@ -231,6 +233,15 @@ class Master:
                 for entry in entries
             ],
         }
+
+    async def pages_awaiting_bot(self) -> list[str]:
+        """Returns the ids of the open bot pages where it is the bot's move (e.g. left so by a crash)."""
+        return await self._in_db(self._read_pages_awaiting_bot)
+
+    def _read_pages_awaiting_bot(self) -> list[str]:
+        with self._sessions() as session:
+            rows = repository.open_bot_pages(session)
+        return [page_id for page_id, bot, side_to_act in rows if bot.get("side") == side_to_act]
 
     async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
         """Returns the events of each logged action after `version`, oldest first."""

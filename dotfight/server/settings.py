@@ -26,6 +26,8 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=8192, gt=0)
     ws_max_message_bytes: int = Field(default=8192, gt=0)
+    # Seconds a new WebSocket has to say a valid hello before it is closed (1008).
+    ws_hello_timeout: float = Field(default=10.0, gt=0)
     # Per WebSocket connection: a token bucket of this rate and burst; exceeding it closes with 1008.
     ws_messages_per_second: float = Field(default=20.0, gt=0)
     ws_message_burst: int = Field(default=40, gt=0)

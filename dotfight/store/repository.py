@@ -35,14 +35,21 @@ def page_seats(session: Session, page_id: str) -> list[SeatRow]:
     return list(session.scalars(select(SeatRow).where(SeatRow.page_id == page_id)))
 
 
-def actions_after(session: Session, page_id: str, version: int) -> list[ActionRow]:
-    """Returns the logged actions whose resulting version is above `version`, oldest first."""
-    query = (
-        select(ActionRow)
-        .where(ActionRow.page_id == page_id, ActionRow.version > version)
-        .order_by(ActionRow.version)
+def actions_after(session: Session, page_id: str, version: int, up_to: int | None = None) -> list[ActionRow]:
+    """Returns the logged actions whose resulting version is above `version` (and at most `up_to`, when
+    given), oldest first."""
+    query = select(ActionRow).where(ActionRow.page_id == page_id, ActionRow.version > version)
+    if up_to is not None:
+        query = query.where(ActionRow.version <= up_to)
+    return list(session.scalars(query.order_by(ActionRow.version)))
+
+
+def open_bot_pages(session: Session) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Returns (id, bot, side_to_act) of every bot page that is not over."""
+    query = select(PageRow.id, PageRow.bot, PageRow.side_to_act).where(
+        PageRow.mode == "bot", PageRow.status == "open"
     )
-    return list(session.scalars(query))
+    return [(page_id, bot, side) for page_id, bot, side in session.execute(query) if bot is not None]
 
 
 def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from fastapi.testclient import TestClient
 from server_testkit import simple_action
 
 from dotfight.server.bot_runner import load_bot_factory
+from tests.support.server_process import ServerProcess
 
 pytestmark = pytest.mark.skipif(
     load_bot_factory() is None, reason="dotfight.bot (Dawood-bot) is not importable yet: bot mode is refused"
@@ -60,3 +63,38 @@ def test_a_bot_playing_blue_moves_first_without_being_asked(client: TestClient) 
     assert current["version"] >= 1
     entries = client.get(f"/api/pages/{created['id']}/log").json()["entries"]
     assert entries and entries[0]["side"] == "blue"
+
+
+def stored_log(server: ServerProcess) -> list[tuple[int, str]]:
+    """Reads (version, side) of every logged action straight from the stopped server's SQLite file."""
+    path = server.database_url.removeprefix("sqlite:///")
+    with closing(sqlite3.connect(path)) as database:
+        return list(database.execute("SELECT version, side FROM actions ORDER BY version"))
+
+
+def test_a_restart_lets_the_bot_answer_a_move_without_anyone_looking(fresh_server: ServerProcess) -> None:
+    fresh_server.start()
+    created = fresh_server.http.post("/api/pages", json={"preset": "quick", "mode": "bot"}).json()
+    page_id, blue = created["id"], created["seats"]["blue"]
+    headers = {"Authorization": f"Bearer {blue}"}
+    url = f"/api/pages/{page_id}/actions"
+    setup = fresh_server.http.post(
+        url, json={"action": {"type": "quick_setup"}, "version": 0}, headers=headers
+    )
+    assert setup.status_code == 200, setup.text
+    # Blue's `ready` hands the positioning to the bot; the server dies before the bot can answer.
+    answer = fresh_server.http.post(url, json={"action": {"type": "ready"}, "version": 1}, headers=headers)
+    fresh_server.kill()
+    assert answer.status_code == 200, answer.text
+    if stored_log(fresh_server) != [(1, "blue"), (2, "blue")]:
+        pytest.skip("the bot answered before the server was killed; nothing left to resume")
+    fresh_server.start()
+    # Only the log is read: neither a GET of the page nor a hello wakes the bot.
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        entries = fresh_server.http.get(f"/api/pages/{page_id}/log").json()["entries"]
+        if len(entries) > 2:
+            assert entries[2]["side"] == "red" and entries[2]["version"] == 3
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the bot did not move within {WAIT_SECONDS} s of the restart")

@@ -317,6 +317,30 @@ class TestRefusalsChangeNothing:
         response = client.post(f"/api/pages/{page['id']}/actions", content=chunks(), headers=headers)
         self.refused(client, page, response, 413, "too_large")
 
+    def test_not_json_by_content_type(self, client: TestClient, page: dict[str, Any]) -> None:
+        body = json.dumps({"action": {"type": "ready"}, "version": 1}).encode()
+        for content_type in ("text/plain", "application/x-www-form-urlencoded"):
+            headers = {**bearer(page["seats"]["blue"]), "content-type": content_type}
+            response = client.post(f"/api/pages/{page['id']}/actions", content=body, headers=headers)
+            self.refused(client, page, response, 415, "unsupported_media_type")
+
+    def test_content_length_not_a_number(self, client: TestClient, page: dict[str, Any]) -> None:
+        body = json.dumps({"action": {"type": "ready"}, "version": 1}).encode()
+        headers = {**bearer(page["seats"]["blue"]), "content-type": "application/json"}
+        request = client.build_request(
+            "POST", f"/api/pages/{page['id']}/actions", content=body, headers=headers
+        )
+        request.headers["content-length"] = "twelve"
+        self.refused(client, page, client.send(request), 400, "bad_request")
+
+    def test_wrong_method(self, client: TestClient, page: dict[str, Any]) -> None:
+        response = client.get(f"/api/pages/{page['id']}/actions")
+        body = self.refused(client, page, response, 405, "method_not_allowed")
+        assert response.headers["allow"] == "POST" and body["error"]["message"]
+        response = client.put(f"/api/pages/{page['id']}", json={"version": 1})
+        self.refused(client, page, response, 405, "method_not_allowed")
+        assert "GET" in response.headers["allow"]
+
     def test_unknown_page(self, client: TestClient, page: dict[str, Any]) -> None:
         response = act(client, "nosuchpage", page["seats"]["blue"], {"type": "ready"}, 1)
         assert (response.status_code, response.json()["error"]["code"]) == (404, "not_found")
@@ -377,11 +401,40 @@ def test_summaries_name_only_the_pages_asked_for(client: TestClient) -> None:
 
 
 def test_posts_are_rate_limited_per_client(make_settings: Callable[..., Settings]) -> None:
-    settings = make_settings(http_request_burst=3, http_requests_per_second=0.001)
+    settings = make_settings(http_request_burst=3, http_requests_per_second=0.01)
     with TestClient(create_app(settings)) as client:
         answers = [client.post("/api/pages", json={"preset": "quick", "mode": "local"}) for _ in range(4)]
     assert [answer.status_code for answer in answers] == [201, 201, 201, 429]
     assert answers[-1].json()["error"]["code"] == "rate_limited"
+    # One request every 100 s: the next one is allowed in (just under) 100 s, rounded up.
+    assert answers[-1].headers["retry-after"] == "100"
+
+
+def test_a_page_is_not_made_from_a_body_that_is_not_json(client: TestClient) -> None:
+    body = json.dumps({"preset": "quick", "mode": "local"})
+    response = client.post("/api/pages", content=body, headers={"content-type": "text/plain"})
+    assert response.status_code == 415 and response.json()["error"]["code"] == "unsupported_media_type"
+    assert client.delete("/api/pages").json()["error"]["code"] == "method_not_allowed"
+    assert client.get("/api/nothing/here").json()["error"]["code"] == "not_found"
+
+
+def test_any_holder_of_the_id_reads_the_snapshot_whatever_token_it_sends(client: TestClient) -> None:
+    created, other = create(client), create(client)
+    page_id = created["id"]
+    for authorization in (
+        "Bearer forged-token-forged-token",
+        f"Bearer {other['seats']['blue']}",
+        f"Basic {created['seats']['blue']}",
+        "Bearer " + "x" * 500,
+    ):
+        response = client.get(f"/api/pages/{page_id}", headers={"Authorization": authorization})
+        assert response.status_code == 200, response.text
+        assert response.json()["id"] == page_id and "seat" not in response.json()
+    seated = client.get(f"/api/pages/{page_id}", headers=bearer(created["seats"]["red"])).json()
+    assert seated["seat"] == "red"
+    assert (
+        client.get("/api/pages/nosuchpage", headers=bearer("forged")).json()["error"]["code"] == "not_found"
+    )
 
 
 def test_page_links_serve_the_web_app(client: TestClient) -> None:
@@ -413,6 +466,33 @@ def test_a_stale_state_cache_is_rebuilt_from_the_log(make_settings: Callable[...
         assert (
             act(client, created["id"], token, simple_action(current), current["version"]).status_code == 200
         )
+
+
+def test_a_page_read_while_its_next_action_commits_is_read_whole(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A read takes the page row, then the log: an action committed in between must not be replayed
+    on top of the row's version (that was a 500), nor must a newer state in memory be thrown away."""
+    from sqlalchemy import create_engine, text
+
+    settings = make_settings()
+    with TestClient(create_app(settings)) as client:
+        created = create(client, mode="local")
+        token, current = created["seats"]["blue"], created["snapshot"]
+        for _ in range(4):
+            assert (
+                act(client, created["id"], token, simple_action(current), current["version"]).status_code
+                == 200
+            )
+            current = snapshot(client, created["id"])
+        # The row as a reader saw it just before action 4 committed (the log already holds action 4).
+        database = create_engine(settings.database_url)
+        with database.begin() as connection:
+            connection.execute(text("UPDATE pages SET version = 3"))
+        assert snapshot(client, created["id"])["version"] == 4  # memory holds the committed version 4
+    with TestClient(create_app(settings)) as client:  # nothing in memory: rebuilt from the cache and log
+        assert snapshot(client, created["id"])["version"] == 3
+    database.dispose()
 
 
 def test_an_unexpected_failure_still_answers_in_the_error_shape(

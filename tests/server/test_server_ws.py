@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -201,9 +202,18 @@ async def test_watchers_forged_tokens_and_out_of_turn_moves_are_refused(live_ser
         await red.act({"type": "quick_setup"}, 0, "early")
         refusal = await red.receive()
         assert (refusal["code"], refusal["move_id"]) == ("not_your_turn", "early")
+        # Python's JSON writes NaN and Infinity literals: refused, yet answered under their move_id.
         nan_flick = {"type": "flick", "soldier": "b1s1", "kind": "snipe", "vector": [float("nan"), 1]}
         await red.send({"type": "action", "action": nan_flick, "version": 0, "move_id": "nan"})
-        assert (await red.receive())["code"] == "bad_request"
+        refusal = await red.receive()
+        assert (refusal["type"], refusal["code"], refusal["move_id"]) == ("error", "bad_request", "nan")
+        far = {"type": "position", "soldiers": [{"id": "r1s1", "x": float("inf"), "y": 1}]}
+        await red.send({"type": "action", "action": far, "version": 0, "move_id": "inf"})
+        assert (await red.receive())["move_id"] == "inf"
+        await red.send(
+            {"type": "action", "action": {"type": "ready"}, "version": float("-inf"), "move_id": "v"}
+        )
+        assert (await red.receive())["move_id"] == "v"
         await red.act({"type": "quick_setup"}, 7, "stale")
         assert (await red.receive())["code"] == "stale_version"
     async with socket(live_server, page_id) as forger:
@@ -213,6 +223,61 @@ async def test_watchers_forged_tokens_and_out_of_turn_moves_are_refused(live_ser
             await forger.receive()
     assert get_snapshot(live_server, page_id)["version"] == 0
     assert get_log(live_server, page_id)["entries"] == []
+
+
+@pytest.mark.parametrize(
+    "hello",
+    [
+        {"type": "hello", "token": "x" * 129, "version": 0},
+        {"type": "hello", "version": "1"},
+        {"type": "hello", "version": float("nan")},
+        {"type": "hello", "version": 0, "seat": "blue"},
+        {"type": "hello", "token": "forged-token-forged-token", "version": 0},
+    ],
+    ids=["long-token", "string-version", "nan-version", "unknown-field", "forged-token"],
+)
+async def test_every_refused_hello_is_answered_and_closed(
+    live_server: ServerProcess, hello: dict[str, Any]
+) -> None:
+    created = create_page(live_server)
+    async with socket(live_server, created["id"]) as client:
+        await client.send(hello)
+        refusal = await client.receive()
+        assert refusal["type"] == "error" and refusal["code"] in ("bad_request", "bad_token")
+        assert "move_id" not in refusal
+        with pytest.raises(ConnectionClosed) as closed:
+            await client.receive()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    async with socket(live_server, created["id"]) as blue:  # a joined seat refused on a resync too
+        assert (await blue.hello(created["seats"]["blue"], 0))["type"] == "state"
+        await blue.send({"type": "hello", "version": -1})
+        assert (await blue.receive())["code"] == "bad_request"
+        with pytest.raises(ConnectionClosed) as closed:
+            await blue.receive()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+async def test_a_socket_that_never_says_hello_is_closed(tmp_path: Path) -> None:
+    server = ServerProcess.on_sqlite(tmp_path, extra_env={"DOTFIGHT_WS_HELLO_TIMEOUT": "0.5"})
+    server.start()
+    try:
+        created = create_page(server)
+        async with socket(server, created["id"]) as silent, socket(server, created["id"]) as chatty:
+            await chatty.act({"type": "quick_setup"}, 0, "before-hello")  # an action is no hello
+            assert (await chatty.receive())["move_id"] == "before-hello"
+            for client in (silent, chatty):
+                refusal = await client.receive()
+                assert (refusal["type"], refusal["code"]) == ("error", "bad_request")
+                with pytest.raises(ConnectionClosed) as closed:
+                    await client.receive()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+        async with socket(server, created["id"]) as greeted:  # one that says hello stays
+            assert (await greeted.hello(None, 0))["type"] == "state"
+            await asyncio.sleep(1.0)
+            assert (await greeted.hello(None, 0))["type"] == "state"
+        assert get_log(server, created["id"])["entries"] == []
+    finally:
+        server.stop()
 
 
 async def test_a_foreign_origin_is_refused_and_the_own_origin_allowed(live_server: ServerProcess) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from dotfight.server.deps import BearerToken, RateLimited, ServicesDep
+from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep
 from dotfight.server.errors import ApiError
 from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
 from dotfight.server.settings import Settings
@@ -28,7 +28,7 @@ def public_base(settings: Settings, request: Request) -> str:
     return base.rstrip("/")
 
 
-@router.post("/pages", status_code=201, dependencies=[RateLimited])
+@router.post("/pages", status_code=201, dependencies=[RateLimited, JsonBody])
 async def create_page(body: PageCreate, request: Request, services: ServicesDep) -> PageCreated:
     """Creates a page and answers its seats, links, seed commitment and first snapshot."""
     bot_seed = None
@@ -71,12 +71,17 @@ async def page_summaries(
 
 
 @router.get("/pages/{page_id}")
-async def page_snapshot(page_id: PageId, services: ServicesDep, token: BearerToken) -> JSONResponse:
-    """Answers the page's snapshot; with a seat token, also which seat it holds (`seat`)."""
+async def page_snapshot(page_id: PageId, services: ServicesDep, token: ReaderToken) -> JSONResponse:
+    """Answers the page's snapshot to anyone; with a seat token, also which seat it holds (`seat`)."""
     page = await services.master.page(page_id)
     snapshot = page.public_snapshot()
     if token is not None:
-        snapshot["seat"] = (await services.master.seat(page_id, token)).label
+        try:
+            snapshot["seat"] = (await services.master.seat(page_id, token)).label
+        except ApiError as error:
+            # Any holder of the id may read the page: a token that holds no seat here just adds nothing.
+            if error.code != "bad_token":
+                raise
     services.bots.wake(page)  # e.g. after a restart while it was the bot's move
     return JSONResponse(snapshot)
 
@@ -87,7 +92,7 @@ async def page_log(page_id: PageId, services: ServicesDep) -> JSONResponse:
     return JSONResponse(await services.master.log(page_id))
 
 
-@router.post("/pages/{page_id}/actions", dependencies=[RateLimited])
+@router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
 async def page_action(
     page_id: PageId, body: ActionIn, services: ServicesDep, token: BearerToken
 ) -> ActionResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -46,22 +47,33 @@ def origin_allowed(headers: Headers, settings: Settings) -> bool:
     return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.lower()
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number")
+class RefusedMessage(Exception):
+    """A client message that cannot be read; `hello` tells whether it said it was a hello."""
+
+    def __init__(self, error: ApiError, *, hello: bool) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.hello = hello
 
 
 def parse_client_message(text: str) -> HelloMessage | ActionMessage:
-    """Reads one client message; raises ApiError bad_request (with the move_id when one is legible)."""
+    """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
+
+    The JSON is read as Python reads it (NaN and Infinity included), so that an action carrying a
+    non-finite number is still answered under its move_id; the number itself is refused by the schema.
+    """
     try:
-        raw = json.loads(text, parse_constant=_refuse_constant)
+        raw = json.loads(text)
     except ValueError as error:
-        raise ApiError("bad_request", f"not JSON: {error}") from None
+        raise RefusedMessage(ApiError("bad_request", f"not JSON: {error}"), hello=False) from None
     try:
         return _client_message.validate_python(raw)
     except ValidationError as error:
-        move_id = raw.get("move_id") if isinstance(raw, dict) else None
+        fields = raw if isinstance(raw, dict) else {}
+        move_id = fields.get("move_id")
         extra = {"move_id": move_id} if isinstance(move_id, str) and len(move_id) <= 64 else {}
-        raise ApiError("bad_request", describe_validation_error(error.errors()), extra=extra) from None
+        refusal = ApiError("bad_request", describe_validation_error(error.errors()), extra=extra)
+        raise RefusedMessage(refusal, hello=fields.get("type") == "hello") from None
 
 
 def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]:
@@ -81,8 +93,20 @@ class PageSocket:
         self._connection = connection
         self._seat: Seat | None = None
         self._joined = False
+        self._greeted = False  # a readable hello arrived (it may still be refused)
         settings = services.settings
         self._bucket = TokenBucket(settings.ws_messages_per_second, settings.ws_message_burst)
+        # A socket that never says hello would hold a connection for nothing: it is closed in time.
+        self._hello_timer = asyncio.get_running_loop().call_later(
+            settings.ws_hello_timeout, self._hello_overdue
+        )
+
+    def _hello_overdue(self) -> None:
+        if self._greeted:
+            return
+        error = ApiError("bad_request", "no hello in time")
+        self._connection.send_json(error_message(error))
+        self._connection.close_soon(CLOSE_POLICY)
 
     async def serve(self) -> None:
         """Reads messages until the client leaves or is closed."""
@@ -105,8 +129,11 @@ class PageSocket:
                 continue
             try:
                 parsed = parse_client_message(text)
-            except ApiError as error:
-                self._connection.send_json(error_message(error))
+            except RefusedMessage as refused:
+                self._connection.send_json(error_message(refused.error))
+                if refused.hello:  # like every refused hello: the socket is closed
+                    self._connection.close_soon(CLOSE_POLICY)
+                    return
                 continue
             if isinstance(parsed, HelloMessage):
                 if not await self._hello(parsed):
@@ -115,6 +142,7 @@ class PageSocket:
                 await self._action(parsed)
 
     async def _hello(self, hello: HelloMessage) -> bool:
+        self._greeted = True
         master = self._services.master
         connection = self._connection
         try:
@@ -173,6 +201,7 @@ class PageSocket:
 
     async def leave(self) -> None:
         """Removes the client from the page and tells the others."""
+        self._hello_timer.cancel()
         if self._joined:
             self._services.hub.leave(self._page_id, self._connection)
             self._services.hub.broadcast_presence(self._page_id)
