@@ -48,8 +48,13 @@ def circles_near_line(
     >>> circles_near_line(xs, ys, r2s, 0.0, 0.0, 1.0, 0.0)
     [1]
     """
-    offside = all_y * ux - all_x * uy - (py * ux - px * uy)
-    result: list[int] = np.flatnonzero(offside * offside <= all_r2 + NEAR_SLACK).tolist()
+    # In place where possible: on ~70 circles each numpy step costs far more than its arithmetic.
+    offside = all_y * ux
+    offside -= all_x * uy
+    offside -= py * ux - px * uy
+    offside *= offside
+    offside -= all_r2
+    result: list[int] = (offside <= NEAR_SLACK).nonzero()[0].tolist()
     return result
 
 

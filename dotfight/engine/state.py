@@ -208,10 +208,10 @@ class BaseArrays:
         self.xs: list[float] = [b.x for b in bases]
         self.ys: list[float] = [b.y for b in bases]
         r2 = [b.r * b.r for b in bases]
-        # One numpy step for the three rows (small steps cost about 1 µs each, whatever their size).
+        # One numpy step for the three rows (a small numpy step costs about 1 µs, whatever its size).
         self.x, self.y, self.r2 = cast(
             "tuple[FloatArray, FloatArray, FloatArray]",
-            np.array((self.xs + [0.0], self.ys + [0.0], r2 + [math.inf]), dtype=np.float64),
+            np.array(([*self.xs, 0.0], [*self.ys, 0.0], [*r2, math.inf]), dtype=np.float64),
         )
         # The owner's code (1 blue, 2 red), and 0 for the "no base" circle, which nobody holds.
         self.code: npt.NDArray[np.int8] = np.array(
@@ -329,7 +329,10 @@ class Arrays:
                     break
             new.home[j] = home
             new.counted[j] = holds = (
-                home < n_bases and soldier.alive and not soldier.on_road and state.bases[home].side == soldier.side
+                home < n_bases
+                and soldier.alive
+                and not soldier.on_road
+                and state.bases[home].side == soldier.side
             )
             if holds:
                 new.garrison[home] += 1
