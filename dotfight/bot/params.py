@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from dotfight.engine import RuleSet
+from dotfight.engine.flick import reach as rules_reach
+from dotfight.engine.flick import wild_spread
+
 
 @dataclass(frozen=True)
 class Params:
@@ -40,9 +44,10 @@ class Params:
     last_stand_steady: float
     bases_per_side: int
     soldiers_per_base: int
+    rules: RuleSet  # the page's own rules: the formulas below are the engine's, not copies
 
     @classmethod
-    def of(cls, rules: object) -> Params:
+    def of(cls, rules: RuleSet) -> Params:
         """Reads the parameters from a `RuleSet` (remembered: a page asks for them at every trial)."""
         return _params_of(rules)
 
@@ -58,8 +63,7 @@ class Params:
 
     def reach(self, power: float) -> float:
         """The reach `L` of a flick of power `t` in [0, 1] (RULES.md §4)."""
-        share = power**self.reach_curve
-        return float(self.diagonal * (self.reach_min_frac + (1 - self.reach_min_frac) * share))
+        return rules_reach(self.rules, power)
 
     def power_for(self, reach: float) -> float | None:
         """The smallest power whose reach is at least `reach`, or None when no flick reaches that far."""
@@ -73,7 +77,7 @@ class Params:
 
     def spread(self, power: float) -> float:
         """The launch spread (radians) of a flick of power `t`."""
-        return float(self.wildness * power**self.reach_curve)
+        return wild_spread(self.rules, power)
 
     def wall_loss(self, fullness: float) -> float:
         """The share of reach a snipe loses crossing a wall of the given fullness."""
@@ -90,9 +94,11 @@ class Params:
 
 
 @lru_cache(maxsize=64)
-def _params_of(rules: object) -> Params:
-    values: dict[str, Any] = {}
+def _params_of(rules: RuleSet) -> Params:
+    values: dict[str, Any] = {"rules": rules}
     for name, kind in Params.__annotations__.items():
+        if name == "rules":
+            continue
         raw = getattr(rules, name)
         values[name] = int(raw) if kind == "int" else float(raw)
     return Params(**values)

@@ -42,15 +42,8 @@ def play_until(phone: Phone, side: str) -> None:
 
 def test_live_page_on_two_phones(server: str, browser: Any, phone: Any, screens: Path) -> None:
     blue = Phone(phone, server)
-    blue.goto("/")
-    blue.tap("[data-action=more-sizes]")
-    blue.tap(".choice[data-value=quick]")
-    blue.tap(".choice[data-value=live]")
-    blue.tap("[data-action=start]")
-    blue.page.wait_for_url("**/p/*")
-    blue.idle()
     # The share sheet opens by itself with red's link (carrying its side) and the watch link.
-    links = blue.page.locator(".sheet .link").all_inner_texts()
+    links = blue.start_page("quick", "live")
     assert len(links) == 2 and "#seat=" in links[0] and links[0].endswith("&side=red") and "#" not in links[1]
     blue.shot(screens, "share-links")
     blue.page.locator(".sheet button", has_text="Done").tap()
@@ -60,9 +53,7 @@ def test_live_page_on_two_phones(server: str, browser: Any, phone: Any, screens:
     watch_ctx = browser.new_context(**PHONE)
     try:
         red = Phone(red_ctx, server)
-        red.page.goto(links[0])
-        red.page.wait_for_function("window.dotfight !== undefined")
-        red.idle()
+        red.open_link(links[0])
         st = red.state()
         assert st["id"] == page_id and st["side"] == "red" and st["tool"] == "tap"
         # The seat token is kept on the phone, not left in the address bar.

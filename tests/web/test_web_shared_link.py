@@ -28,14 +28,7 @@ def test_shared_link_page_at_each_sides_own_pace(
     server: str, browser: Any, phone: Any, screens: Path
 ) -> None:
     blue = Phone(phone, server)
-    blue.goto("/")
-    blue.tap("[data-action=more-sizes]")
-    blue.tap(".choice[data-value=quick]")
-    blue.tap(".choice[data-value=link]")
-    blue.tap("[data-action=start]")
-    blue.page.wait_for_url("**/p/*")
-    blue.idle()
-    links = blue.page.locator(".sheet .link").all_inner_texts()
+    links = blue.start_page("quick", "link")
     assert "#seat=" in links[0] and links[0].endswith("&side=red")
     blue.page.locator(".sheet button", has_text="Done").tap()
     page_id = blue.state()["id"]
@@ -53,9 +46,7 @@ def test_shared_link_page_at_each_sides_own_pace(
     red_ctx = browser.new_context(**PHONE)
     try:
         red = Phone(red_ctx, server)
-        red.page.goto(links[0])
-        red.page.wait_for_function("window.dotfight !== undefined")
-        red.idle()
+        red.open_link(links[0])
         st = red.state()
         assert st["id"] == page_id and st["side"] == "red" and st["phase"] == "positioning"
         assert len(st["bases"]) == 6 and st["tool"] == "arrange"

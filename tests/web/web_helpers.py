@@ -23,9 +23,25 @@ class Phone:
 
     def goto(self, path: str) -> None:
         """Opens a path of the app and waits until it has settled."""
-        self.page.goto(self.base + path)
+        self.open_link(self.base + path)
+
+    def open_link(self, url: str) -> None:
+        """Opens a whole address (a shared seat or watch link) and waits until the app has settled."""
+        self.page.goto(url)
         self.page.wait_for_function("window.dotfight !== undefined")
         self.idle()
+
+    def start_page(self, preset: str, mode: str) -> list[str]:
+        """Starts a page from the cover; returns the links the share sheet offers (opponent's, watch)."""
+        self.goto("/")
+        self.tap("[data-action=more-sizes]")
+        self.tap(f".choice[data-value={preset}]")
+        self.tap(f".choice[data-value={mode}]")
+        self.tap("[data-action=start]")
+        self.page.wait_for_url("**/p/*")
+        self.idle()
+        links: list[str] = self.page.locator(".sheet .link").all_inner_texts()
+        return links
 
     def idle(self) -> None:
         """Waits until nothing is animating, sending or syncing."""
