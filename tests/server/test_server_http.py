@@ -53,6 +53,17 @@ def snapshot(client: TestClient, page_id: str) -> dict[str, Any]:
     return result
 
 
+def play_simple(
+    client: TestClient, page_id: str, token: str, current: dict[str, Any], count: int
+) -> dict[str, Any]:
+    """Plays `count` simple legal actions from snapshot `current`; returns the snapshot after them."""
+    for _ in range(count):
+        response = act(client, page_id, token, simple_action(current), current["version"])
+        assert response.status_code == 200, response.text
+        current = snapshot(client, page_id)
+    return current
+
+
 def play_to_end(client: TestClient, page_id: str, seats: dict[str, str]) -> dict[str, Any]:
     """Plays the page with the simple player, each action by the seat whose turn it is."""
     current = snapshot(client, page_id)
@@ -159,12 +170,7 @@ def test_the_same_chosen_seed_and_actions_give_the_same_page(client: TestClient)
     finals = []
     for created in pages:
         token, current = created["seats"]["blue"], created["snapshot"]
-        for _ in range(8):
-            assert (
-                act(client, created["id"], token, simple_action(current), current["version"]).status_code
-                == 200
-            )
-            current = snapshot(client, created["id"])
+        current = play_simple(client, created["id"], token, current, 8)
         finals.append({key: value for key, value in current.items() if key != "id"})
     assert finals[0] == finals[1]
 
@@ -451,12 +457,7 @@ def test_a_stale_state_cache_is_rebuilt_from_the_log(make_settings: Callable[...
     with TestClient(create_app(settings)) as client:
         created = create(client, mode="local")
         token, current = created["seats"]["blue"], created["snapshot"]
-        for _ in range(5):
-            assert (
-                act(client, created["id"], token, simple_action(current), current["version"]).status_code
-                == 200
-            )
-            current = snapshot(client, created["id"])
+        current = play_simple(client, created["id"], token, current, 5)
     database = create_engine(settings.database_url)
     with database.begin() as connection:
         connection.execute(text("UPDATE pages SET state_cache = NULL, cache_version = NULL"))
@@ -479,12 +480,7 @@ def test_a_page_read_while_its_next_action_commits_is_read_whole(
     with TestClient(create_app(settings)) as client:
         created = create(client, mode="local")
         token, current = created["seats"]["blue"], created["snapshot"]
-        for _ in range(4):
-            assert (
-                act(client, created["id"], token, simple_action(current), current["version"]).status_code
-                == 200
-            )
-            current = snapshot(client, created["id"])
+        current = play_simple(client, created["id"], token, current, 4)
         # The row as a reader saw it just before action 4 committed (the log already holds action 4).
         database = create_engine(settings.database_url)
         with database.begin() as connection:
