@@ -19,20 +19,24 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Builds the argument parser with every subcommand registered."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Builds the argument parser; only `command`'s module is imported to add its own arguments, so
+    `dotfight serve` does not load the lab and `dotfight lab` does not load the server."""
     parser = argparse.ArgumentParser(prog="dotfight", description="Dotfight, the exercise-book war game.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module_name, help_text) in _COMMANDS.items():
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
         sub_parser.set_defaults(_module=module_name)
-        importlib.import_module(module_name).add_arguments(sub_parser)
+        if name == command:
+            importlib.import_module(module_name).add_arguments(sub_parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the `dotfight` command line and returns its exit status."""
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((word for word in words if word in _COMMANDS), None)
+    args = build_parser(command).parse_args(words)
     result: int = importlib.import_module(args._module).run(args)
     return result
 
