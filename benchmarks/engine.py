@@ -69,7 +69,7 @@ def flick_cases(state: State, count: int, seed: int = 7) -> list[tuple[str, tupl
     """Varied flicks for blue: any flickable soldier, aimed at an enemy or anywhere, any power."""
     rng = random.Random(seed)
     shooters = state.flickable("blue")
-    enemies = [s for s in state.soldiers if s.alive and s.side == "red"]
+    enemies = state.living("red")
     cases = []
     for _ in range(count):
         shooter = state.soldier(rng.choice(shooters))

@@ -148,7 +148,7 @@ def _read(source: str) -> object:
 
 def _seed(value: object) -> int:
     if isinstance(value, str):
-        return seed_from_hex(value.zfill(32) if len(value) < 32 else value)
+        return seed_from_hex(value.zfill(32))
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**128:
         raise ValueError(f"seed must be an int in [0, 2**128) or 32 hex digits, got {quoted(value)}")
     return value

@@ -21,17 +21,18 @@ def _ring_radius(count: int) -> float:
     return 0.5 / math.sin(math.pi / count)
 
 
-def _layout_radius(rings: tuple[int, ...], centre: bool) -> float:
-    """Outer radius of a centre-plus-rings layout at unit spacing (rings listed inside out)."""
-    radius = 0.0
+def _ring_radii(rings: tuple[int, ...], centre: bool) -> list[float]:
+    """Radii of a centre-plus-rings layout's rings at unit spacing (rings listed inside out): each ring
+    as small as its own count allows, but at least a ring step outside the one (or the dot) inside it."""
+    radii: list[float] = []
     previous: float | None = 0.0 if centre else None
     for count in rings:
-        needed = _ring_radius(count)
+        radius = _ring_radius(count)
         if previous is not None:
-            needed = max(needed, previous + _RING_STEP)
-        radius = needed
+            radius = max(radius, previous + _RING_STEP)
+        radii.append(radius)
         previous = radius
-    return radius
+    return radii
 
 
 def _compositions(total: int, max_rings: int, minimum: int) -> list[tuple[int, ...]]:
@@ -57,10 +58,9 @@ def unit_pattern(count: int) -> tuple[tuple[float, float], ...]:
     best: tuple[float, int, bool, tuple[int, ...]] | None = None
     for centre in (True, False):
         rest = count - 1 if centre else count
+        # Without a centre dot every ring holds at least 2: a ring of one would be the centre dot.
         for rings in _compositions(rest, 3, 2 if not centre else 1):
-            if not rings or (len(rings) > 0 and rings[0] == 1 and not centre):
-                continue
-            radius = _layout_radius(rings, centre)
+            radius = _ring_radii(rings, centre)[-1]
             key = (round(radius, 12), len(rings), not centre, rings)
             if best is None or key < best:
                 best = key
@@ -68,12 +68,7 @@ def unit_pattern(count: int) -> tuple[tuple[float, float], ...]:
     _, _, no_centre, rings = best
     centre = not no_centre
     points: list[tuple[float, float]] = [(0.0, 0.0)] if centre else []
-    previous: float | None = 0.0 if centre else None
-    for ring_number, ring_count in enumerate(rings):
-        radius = _ring_radius(ring_count)
-        if previous is not None:
-            radius = max(radius, previous + _RING_STEP)
-        previous = radius
+    for ring_number, (ring_count, radius) in enumerate(zip(rings, _ring_radii(rings, centre), strict=True)):
         # Each ring starts straight "up the page" (towards the enemy for blue), staggered by half a step
         # from the ring inside it so the dots interleave.
         offset = -math.pi / 2 + (math.pi / ring_count if ring_number % 2 else 0.0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from functools import lru_cache
 
 from .actions import Send
 from .errors import IllegalAction
@@ -16,7 +18,6 @@ from .state import (
     Side,
     Soldier,
     State,
-    Turn,
     evolve,
     evolve_soldiers,
     other_side,
@@ -82,7 +83,7 @@ def send(state: State, side: Side, action: Send) -> tuple[State, list[Event]]:
         state,
         updates,
         convoys=(*state.convoys, Convoy(side, source.id, to.id, action.soldiers)),
-        turn=Turn(turn.side, turn.number, turn.flicks_left, turn.chain, True, turn.last_stand, turn.flicked),
+        turn=replace(turn, sent=True),
     )
     return state, [{"type": "send", "side": side, "from": source.id, "to": to.id, "soldiers": walked}]
 
@@ -112,7 +113,7 @@ def arrive(state: State, side: Side) -> tuple[State, list[Event]]:
     state = evolve(state, convoys=tuple(c for c in state.convoys if c.side != side))
     for convoy in mine:
         destination = state.base(convoy.to)
-        survivors = [state.soldier(i) for i in convoy.soldiers if state.soldier(i).alive]
+        survivors = [s for s in map(state.soldier, convoy.soldiers) if s.alive]
         if not survivors:
             continue
         taken = [(s.x, s.y) for s in state.soldiers if s.alive and not s.on_road]
@@ -162,7 +163,7 @@ def _shoot_intruders(state: State, base: Base) -> tuple[State, list[Event]]:
                     "cause": "shot",
                 }
             )
-            if state.phase != "over" and not any(s.alive and s.side == enemy for s in state.soldiers):
+            if state.phase != "over" and not state.living(enemy):
                 state = end_page(state, base.side, "all_crossed_out")
                 events.append(game_over_event(base.side, "all_crossed_out"))
     return state, events
@@ -185,7 +186,9 @@ def free_spot(
     return best
 
 
-def _candidates(base: Base, dot_radius: float, capacity: int) -> list[tuple[float, float]]:
+# Cached: a convoy's soldiers each look for a spot in the same ring, which never changes shape.
+@lru_cache(maxsize=64)
+def _candidates(base: Base, dot_radius: float, capacity: int) -> tuple[tuple[float, float], ...]:
     spots = jot(base.x, base.y, base.r, capacity, dot_radius, flip=base.side == "red")
     step = 2 * dot_radius * (1 + 1e-9)
     limit = base.r - dot_radius
@@ -201,4 +204,4 @@ def _candidates(base: Base, dot_radius: float, capacity: int) -> list[tuple[floa
             if distance <= limit:
                 grid.append((distance, math.atan2(gy, gx), base.x + gx, base.y + gy))
     grid.sort()
-    return spots + [(x, y) for _, _, x, y in grid]
+    return (*spots, *((x, y) for _, _, x, y in grid))

@@ -8,10 +8,11 @@ import shapely
 
 from .actions import DrawBase, Position
 from .errors import IllegalAction
+from .geometry import Circle
 from .guards import require_actor, require_phase
 from .jotting import jot
 from .rules import RuleSet
-from .state import Base, Event, Side, Soldier, State, evolve, other_side, replace_soldiers, side_index
+from .state import Base, Event, Side, Soldier, State, evolve, replace_soldiers, side_index
 from .turns import start_turn
 
 
@@ -35,7 +36,7 @@ def check_placement(state: State, side: Side, x: float, y: float, r: float) -> N
             f"draw_base: radius r={r:g} is outside the limits "
             f"{rules.base_radius_min:g}–{rules.base_radius_max:g}",
         )
-    shape = Base("new", side, x, y, r, rules.soldiers_per_base).shape
+    shape = Circle(x, y, r)
     if not shape.within_rect(0.0, 0.0, rules.page_width, rules.page_height):
         raise IllegalAction(
             "off_page",
@@ -227,6 +228,6 @@ def ready(state: State, side: Side) -> tuple[State, list[Event]]:
     if all(flags):
         state = evolve(state, phase="play")
         events.append({"type": "phase", "phase": "play"})
-        state, started = start_turn(state, other_side("red"))
+        state, started = start_turn(state, "blue")
         events.extend(started)
     return state, events

@@ -25,7 +25,6 @@ Side = Literal["blue", "red"]
 Phase = Literal["bases", "positioning", "play", "over"]
 SIDES: tuple[Side, Side] = ("blue", "red")
 PHASES: tuple[Phase, ...] = ("bases", "positioning", "play", "over")
-CROSS_CAUSES = ("snipe", "lunge", "shot", "off_page")
 END_REASONS = ("all_crossed_out", "resigned")
 
 Event = dict[str, Any]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .errors import GAME_OVER, IllegalAction
 from .guards import require_actor, require_phase
 from .send import arrive
-from .state import Chain, Event, Side, State, Turn, evolve, other_side
+from .state import Event, Side, State, Turn, evolve, other_side
 from .winning import end_page, game_over_event, phase_over_event
 
 
@@ -16,8 +18,7 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
         events.append(phase_over_event())
         return state, events
     rules = state.rules
-    living = sum(1 for s in state.soldiers if s.alive and s.side == side)
-    last_stand = living <= rules.last_stand_at
+    last_stand = len(state.living(side)) <= rules.last_stand_at
     flicks = rules.last_stand_flicks if last_stand else 1
     number = 1 if state.turn is None else state.turn.number + 1
     state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))
@@ -47,16 +48,13 @@ def stop(state: State, side: Side) -> tuple[State, list[Event]]:
     turn = state.turn
     assert turn is not None
     if turn.chain is not None:
-        state = evolve(state, turn=_with_chain(turn, None))
+        state = evolve(state, turn=replace(turn, chain=None))
         events: list[Event] = [{"type": "bonus", "reason": "lunge_again", "credits": 0}]
         state, more = finish_flick(state)
         return state, events + more
     if not turn.flicked:
         raise IllegalAction("stop_before_flick", "stop: a turn can only be ended early after its first flick")
-    state = evolve(
-        state, turn=Turn(turn.side, turn.number, 0, None, turn.sent, turn.last_stand, turn.flicked)
-    )
-    return finish_flick(state)
+    return finish_flick(evolve(state, turn=replace(turn, flicks_left=0)))
 
 
 def resign(state: State, side: Side) -> tuple[State, list[Event]]:
@@ -65,7 +63,3 @@ def resign(state: State, side: Side) -> tuple[State, list[Event]]:
         raise IllegalAction("game_over", "the page is already over; there is nothing to resign", GAME_OVER)
     winner = other_side(side)
     return end_page(state, winner, "resigned"), [game_over_event(winner, "resigned"), phase_over_event()]
-
-
-def _with_chain(turn: Turn, chain: Chain | None) -> Turn:
-    return Turn(turn.side, turn.number, turn.flicks_left, chain, turn.sent, turn.last_stand, turn.flicked)

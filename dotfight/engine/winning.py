@@ -6,8 +6,6 @@ from collections.abc import Container, Sequence
 
 from .state import Event, Side, Soldier, State, evolve
 
-PHASE_OVER: Event = {"type": "phase", "phase": "over"}
-
 
 def end_page(state: State, winner: Side, reason: str) -> State:
     """Returns the state with the page over: the winner named, nobody to act."""
@@ -21,7 +19,7 @@ def game_over_event(winner: Side, reason: str) -> Event:
 
 def phase_over_event() -> Event:
     """Returns the `phase: over` event that closes a finished page's events."""
-    return dict(PHASE_OVER)
+    return {"type": "phase", "phase": "over"}
 
 
 def wiped_out(soldiers: Sequence[Soldier], side: Side, dead: Container[int]) -> bool:

@@ -73,6 +73,11 @@ def flick(
     return apply(state, side, {"type": "flick", "soldier": soldier, "kind": kind, "vector": list(vector)})
 
 
+def send(state: State, side: Side, source: str, to: str, soldiers: list[str]) -> tuple[State, list[Event]]:
+    """Applies a send action."""
+    return apply(state, side, {"type": "send", "from": source, "to": to, "soldiers": soldiers})
+
+
 def of_type(events: list[Event], kind: str) -> list[Event]:
     """Returns the events of one type, in order."""
     return [e for e in events if e["type"] == kind]

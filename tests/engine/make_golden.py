@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dotfight.engine import RuleSet
+from dotfight.engine.rng import seed_to_hex
 from tests.engine.strategies import play_page
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -60,7 +61,7 @@ def golden_page(spec: GoldenSpec) -> dict[str, Any]:
     record = {
         "format": FORMAT,
         "rules": spec.rules.to_json(),
-        "seed": f"{spec.seed:032x}",
+        "seed": seed_to_hex(spec.seed),
         "actions": page.log,
         "events": page.events,
         "final": page.final.to_json(),

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import pytest
 
-from dotfight.engine import IllegalAction, State, apply
-from tests.engine.conftest import Page, flick, of_type, types
-
-
-def _send(
-    state: State, side: str, source: str, to: str, soldiers: list[str]
-) -> tuple[State, list[dict[str, Any]]]:
-    return apply(state, side, {"type": "send", "from": source, "to": to, "soldiers": soldiers})
+from dotfight.engine import IllegalAction, State
+from tests.engine.conftest import Page, flick, of_type, send, types
 
 
 def _two_blue_bases(page: Page, men_in_second: int = 0) -> State:
@@ -27,7 +20,7 @@ def _two_blue_bases(page: Page, men_in_second: int = 0) -> State:
 
 def test_the_convoy_walks_single_file_centred_on_the_midpoint(page: Page) -> None:
     state = _two_blue_bases(page)
-    after, events = _send(state, "blue", "b1", "b2", ["b1s2", "b1s3", "b1s4"])
+    after, events = send(state, "blue", "b1", "b2", ["b1s2", "b1s3", "b1s4"])
     assert events == [
         {
             "type": "send",
@@ -52,7 +45,7 @@ def test_the_convoy_walks_single_file_centred_on_the_midpoint(page: Page) -> Non
 
 def test_a_soldier_on_the_road_holds_no_wall_and_cannot_be_flicked(page: Page) -> None:
     state = _two_blue_bases(page, men_in_second=0)
-    state, _ = _send(state, "blue", "b1", "b2", ["b1s2"])
+    state, _ = send(state, "blue", "b1", "b2", ["b1s2"])
     with pytest.raises(IllegalAction) as refusal:
         flick(state, "blue", "b1s2", "snipe", (0, -300))
     assert refusal.value.reason == "on_road"
@@ -74,15 +67,15 @@ def test_a_soldier_on_the_road_holds_no_wall_and_cannot_be_flicked(page: Page) -
 def test_send_refusals(page: Page, source: str, to: str, soldiers: list[str], reason: str) -> None:
     state = _two_blue_bases(page)
     with pytest.raises(IllegalAction) as refusal:
-        _send(state, "blue", source, to, soldiers)
+        send(state, "blue", source, to, soldiers)
     assert refusal.value.code == "illegal_action" and refusal.value.reason == reason
 
 
 def test_one_send_a_turn(page: Page) -> None:
     state = _two_blue_bases(page)
-    state, _ = _send(state, "blue", "b1", "b2", ["b1s1"])
+    state, _ = send(state, "blue", "b1", "b2", ["b1s1"])
     with pytest.raises(IllegalAction) as refusal:
-        _send(state, "blue", "b1", "b2", ["b1s2"])
+        send(state, "blue", "b1", "b2", ["b1s2"])
     assert refusal.value.reason == "already_sent"
 
 
@@ -96,7 +89,7 @@ def test_a_dead_soldier_is_not_sent(page: Page) -> None:
     soldiers[index] = dataclasses.replace(soldiers[index], alive=False)
     state = dataclasses.replace(state, soldiers=tuple(soldiers))
     with pytest.raises(IllegalAction) as refusal:
-        _send(state, "blue", "b1", "b2", ["b1s2"])
+        send(state, "blue", "b1", "b2", ["b1s2"])
     assert refusal.value.reason == "soldier_dead"
 
 
@@ -106,7 +99,7 @@ def test_a_send_that_leaves_nobody_to_flick_is_refused(page: Page) -> None:
     page.base("red", 500, 300, 80)
     state = page.build()
     with pytest.raises(IllegalAction) as refusal:
-        _send(state, "blue", "b1", "b2", ["b1s1"])
+        send(state, "blue", "b1", "b2", ["b1s1"])
     assert refusal.value.reason == "no_soldier_left"
 
 
@@ -122,15 +115,15 @@ def test_the_chain_lunger_cannot_walk_but_others_may_during_a_chain(page: Page) 
     assert state.turn is not None and state.turn.chain is not None
     assert state.base("b1").contains(state.soldier("runner").x, state.soldier("runner").y)
     with pytest.raises(IllegalAction) as refusal:
-        _send(state, "blue", "b1", "b2", ["runner"])
+        send(state, "blue", "b1", "b2", ["runner"])
     assert refusal.value.reason == "chain_pending"
-    after, events = _send(state, "blue", "b1", "b2", ["stayer"])
+    after, events = send(state, "blue", "b1", "b2", ["stayer"])
     assert types(events) == ["send"] and after.turn is not None and after.turn.chain is not None
 
 
 def test_the_convoy_arrives_at_free_spots_at_the_start_of_the_senders_next_turn(page: Page) -> None:
     state = _two_blue_bases(page, men_in_second=2)
-    state, _ = _send(state, "blue", "b1", "b2", ["b1s2", "b1s3"])
+    state, _ = send(state, "blue", "b1", "b2", ["b1s2", "b1s3"])
     state, _ = flick(state, "blue", "b1s1", "snipe", (300, 0))
     assert state.actor == "red" and all(state.soldier(i).on_road for i in ("b1s2", "b1s3"))
     state, events = flick(state, "red", "b3s1", "snipe", (300, 0))
@@ -153,7 +146,7 @@ def test_an_enemy_lunger_standing_in_the_ring_is_shot_on_arrival(page: Page) -> 
     soft = 0.2 * math.hypot(1000, 1400) + 0.8 * math.hypot(1000, 1400) * (1 / 300) ** 2
     page.man("red", 800, 1250 - soft, "raider")
     state = page.build()
-    state, _ = _send(state, "blue", "b1", "b2", ["b1s2"])
+    state, _ = send(state, "blue", "b1", "b2", ["b1s2"])
     state, _ = flick(state, "blue", "b1s1", "snipe", (-300, 0))
     state, events = flick(state, "red", "raider", "lunge", (0, 1))
     assert of_type(events, "landed")[0]["soldier"] == "raider"  # the ring was empty: he stands
@@ -174,7 +167,7 @@ def test_a_convoy_wiped_out_on_the_road_does_not_arrive(page: Page) -> None:
     page.base("blue", 700, 1100, 80, men=0)  # b2
     page.base("red", 500, 300, 80)  # b3
     state = page.build()
-    state, _ = _send(state, "blue", "b1", "b2", ["b1s1"])  # walks at (500, 1100)
+    state, _ = send(state, "blue", "b1", "b2", ["b1s1"])  # walks at (500, 1100)
     state, _ = flick(state, "blue", "b1s2", "snipe", (-300, 0))
     state, events = flick(state, "red", "b3s1", "snipe", (0, 300))
     assert "b1s1" in [e["soldier"] for e in of_type(events, "crossed_out")]

@@ -7,9 +7,8 @@ import math
 
 import pytest
 
-from dotfight.engine import IllegalAction, State, apply
-from dotfight.engine.state import Event
-from tests.engine.conftest import Page, flick, of_type, types
+from dotfight.engine import IllegalAction
+from tests.engine.conftest import Page, flick, of_type, send, types
 
 D = math.hypot(1000, 1400)
 
@@ -156,7 +155,7 @@ def test_a_convoy_on_the_road_is_crossed_out_by_a_line_through_it(page: Page) ->
     page.base("blue", 700, 1100, 80, men=0)
     page.base("red", 500, 300, 80)
     state = page.build()
-    state, events = _send(state, "blue", "b1", "b2", ["b1s1"])
+    state, events = send(state, "blue", "b1", "b2", ["b1s1"])
     road = of_type(events, "send")[0]["soldiers"][0]
     assert (road["x"], road["y"]) == pytest.approx((500, 1100), abs=1e-9)
     state, _ = flick(state, "blue", "b1s2", "snipe", (-300, 0))  # blue's flick goes elsewhere
@@ -175,7 +174,3 @@ def test_a_snipe_out_of_turn_is_refused_and_changes_nothing(page: Page) -> None:
         flick(state, "red", "a", "snipe", (0, 300))
     assert refusal.value.code == "not_your_turn"
     assert state.to_json() == before
-
-
-def _send(state: State, side: str, source: str, to: str, soldiers: list[str]) -> tuple[State, list[Event]]:
-    return apply(state, side, {"type": "send", "from": source, "to": to, "soldiers": soldiers})
