@@ -15,6 +15,11 @@ config = context.config
 target_metadata = Base.metadata
 
 
+def _database_url() -> str | None:
+    """The URL of a run by hand: $DOTFIGHT_DATABASE_URL, else alembic.ini's."""
+    return os.environ.get("DOTFIGHT_DATABASE_URL") or config.get_main_option("sqlalchemy.url")
+
+
 def _run(connection: Connection) -> None:
     # render_as_batch: SQLite can only ALTER tables by copying them, which batch mode does.
     context.configure(
@@ -29,7 +34,7 @@ def _run(connection: Connection) -> None:
 
 def run_migrations_offline() -> None:
     """Writes the migration SQL instead of running it."""
-    url = os.environ.get("DOTFIGHT_DATABASE_URL") or config.get_main_option("sqlalchemy.url")
+    url = _database_url()
     context.configure(url=url, target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
     with context.begin_transaction():
         context.run_migrations()
@@ -43,7 +48,7 @@ def run_migrations_online() -> None:
         return
     if config.config_file_name is not None:
         fileConfig(config.config_file_name)
-    url = os.environ.get("DOTFIGHT_DATABASE_URL") or config.get_main_option("sqlalchemy.url")
+    url = _database_url()
     if not url:
         raise RuntimeError("no database URL: set DOTFIGHT_DATABASE_URL")
     engine = make_engine(url)

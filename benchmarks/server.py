@@ -47,9 +47,8 @@ def cpu_seconds(pid: int) -> float:
 
 def bench_server(workdir: Path) -> ServerProcess:
     """The server under test, on a fresh SQLite file in `workdir`."""
-    return ServerProcess(
-        f"sqlite:///{workdir / 'bench.sqlite3'}",
-        workdir / "server.log",
+    return ServerProcess.on_sqlite(
+        workdir,
         extra_args=["--no-access-log"],
         # The clients here play far faster than people (--think 0): lift the per-client flood limits.
         extra_env={

@@ -15,9 +15,9 @@ from fastapi.staticfiles import StaticFiles
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_factory
 from dotfight.server.errors import ApiError, install_error_handlers
-from dotfight.server.hub import Hub
+from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
-from dotfight.server.master import Applied, Master, events_message
+from dotfight.server.master import Applied, Master
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.routes import fallback, health, pages, ws
 from dotfight.server.services import Services

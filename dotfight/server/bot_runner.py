@@ -8,7 +8,6 @@ peek at the page's real draws.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -38,19 +37,17 @@ class BotPlayer(Protocol):
 BotFactory = Callable[[str, int], BotPlayer]
 
 
-def load_bot_factory() -> BotFactory | None:
-    """Returns a maker of Dawood-bots (strength, seed), or None while `dotfight.bot` is not there."""
-    try:
-        module = importlib.import_module("dotfight.bot")
-    except ImportError:
-        return None
-    bot_class = getattr(module, "DawoodBot", None)
-    if bot_class is None:
-        return None
+def load_bot_factory() -> BotFactory:
+    """Returns the maker of Dawood-bots (strength, seed) the server plays bot pages with.
+
+    The runner takes the factory as a parameter (None: bot mode refused with `mode_unavailable`), so a
+    server can be run without bot pages and tests can stand in their own player.
+    """
+    # Imported here: the bot (and its numpy look-ahead) loads only when a server starts, not on import.
+    from dotfight.bot import DawoodBot
 
     def make(strength: str, seed: int) -> BotPlayer:
-        player: BotPlayer = bot_class(strength=strength, seed=seed)
-        return player
+        return DawoodBot(strength=strength, seed=seed)
 
     return make
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 from collections import defaultdict
+from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -19,6 +20,16 @@ logger = logging.getLogger(__name__)
 
 # Close code for a client too slow to keep up ("try again later").
 CLOSE_TOO_SLOW = 1013
+
+
+def compact_json(message: dict[str, Any]) -> str:
+    """Serialises a message as sent on the WebSocket (no spaces)."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+def events_message(version: int, events: list[dict[str, Any]]) -> str:
+    """Serialises the `{type: "events"}` message (once per action, for every connection of a page)."""
+    return compact_json({"type": "events", "version": version, "events": events})
 
 
 class Connection:
@@ -54,9 +65,9 @@ class Connection:
             logger.info("dropping a connection that does not keep up")
             self.close_soon(CLOSE_TOO_SLOW)
 
-    def send_json(self, message: dict[str, object]) -> None:
+    def send_json(self, message: dict[str, Any]) -> None:
         """Queues a message given as a dict."""
-        self.send(json.dumps(message, separators=(",", ":")))
+        self.send(compact_json(message))
 
     def close_soon(self, code: int) -> None:
         """Closes the socket with `code` once what is queued has been sent."""
@@ -118,10 +129,6 @@ class Hub:
             del self._pages[page_id]
             self._always_present.pop(page_id, None)
 
-    def connections(self, page_id: str) -> list[Connection]:
-        """Returns the page's connections."""
-        return list(self._pages.get(page_id, ()))
-
     def broadcast(self, page_id: str, text: str) -> None:
         """Queues a serialised message for every connection of a page."""
         for connection in self._pages.get(page_id, ()):
@@ -139,7 +146,7 @@ class Hub:
 
     def broadcast_presence(self, page_id: str) -> None:
         """Tells every connection of a page who is there."""
-        self.broadcast(page_id, json.dumps(self.presence(page_id), separators=(",", ":")))
+        self.broadcast(page_id, compact_json(self.presence(page_id)))
 
     async def close_all(self, code: int) -> None:
         """Closes every connection (at shutdown)."""

@@ -10,7 +10,6 @@ Reads run on a small thread pool; the latest state of recent pages is kept in me
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import weakref
 from collections.abc import Callable, Sequence
@@ -29,7 +28,7 @@ from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
-from dotfight.server.schemas import PageCreate
+from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
 from dotfight.store import repository
@@ -79,16 +78,23 @@ class NewPage:
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def events_message(version: int, events: list[dict[str, Any]]) -> str:
-    """Serialises the `{type: "events"}` message once, for every connection of a page."""
-    return json.dumps({"type": "events", "version": version, "events": events}, separators=(",", ":"))
-
-
 def _database_trouble(error: BaseException) -> bool:
     """Tells whether an error means the database cannot be reached (rather than a refusal or a bug)."""
     if isinstance(error, OperationalError | InterfaceError | PoolTimeout):
         return True
     return isinstance(error, DBAPIError) and error.connection_invalidated
+
+
+def _no_such_page() -> ApiError:
+    return ApiError("not_found", "no page with this id")
+
+
+def _stored_version(session: Session, page_id: str) -> int:
+    """Reads the page's stored version alone (not its cached state); raises not_found."""
+    version = repository.page_version(session, page_id)
+    if version is None:
+        raise _no_such_page()
+    return version
 
 
 def _unavailable() -> ApiError:
@@ -166,18 +172,19 @@ class Master:
 
     def _read_page(self, page_id: str) -> LoadedPage:
         with self._sessions() as session:
-            row = repository.get_page(session, page_id)
-            if row is None:
-                raise ApiError("not_found", "no page with this id")
+            version = _stored_version(session, page_id)
             cached = self._pages.get(page_id)
-            # Memory only holds committed states: one newer than the row was committed after the read.
-            if cached is not None and cached.state.version >= row.version:
+            # Memory only holds committed states: one newer than the stored version was committed since.
+            if cached is not None and cached.state.version >= version:
                 return cached
-            return self._rebuild(session, row)
+            return self._rebuild(session, page_id)
 
-    def _rebuild(self, session: Session, row: PageRow) -> LoadedPage:
-        """Builds the page's state: the cached private state plus the log entries after it, or the whole
-        log replayed when there is no usable cache."""
+    def _rebuild(self, session: Session, page_id: str) -> LoadedPage:
+        """Builds the page's state from its row: the cached private state plus the log entries after it,
+        or the whole log replayed when there is no usable cache."""
+        row = repository.get_page(session, page_id)
+        if row is None:
+            raise _no_such_page()
         meta = PageMeta.from_row(row)
         cached_at = row.cache_version
         if row.state_cache is not None and cached_at is not None and cached_at <= row.version:
@@ -208,11 +215,10 @@ class Master:
 
     def _read_log(self, page_id: str) -> dict[str, Any]:
         page = self._read_page(page_id)
-        with self._sessions() as session:
-            entries = repository.actions_after(session, page_id, 0)
         # The log is read after the page: entries newer than the page's version are left out, so the
         # seed is never shown beside a log that does not end the page.
-        entries = [entry for entry in entries if entry.version <= page.state.version]
+        with self._sessions() as session:
+            entries = repository.actions_after(session, page_id, 0, up_to=page.state.version)
         meta = page.meta
         return {
             "id": meta.id,
@@ -276,19 +282,18 @@ class Master:
 
     async def seat(self, page_id: str, token: str | None) -> Seat:
         """Returns the seat a token holds on a page; raises not_found or bad_token."""
-        seats = await self._in_db(self._read_seats, page_id)
+        # Seats never change after creation: a page seen before is answered without a database trip.
+        seats = self._seat_hashes.get(page_id)
+        if seats is None:
+            seats = await self._in_db(self._read_seats, page_id)
         stored = tokens.matching_hash(token, (stored for stored, _ in seats)) if token else None
         if stored is None:
             raise ApiError("bad_token", "this link cannot act on this page")
         return Seat(side=dict(seats)[stored])
 
     def _read_seats(self, page_id: str) -> tuple[tuple[str, str | None], ...]:
-        cached = self._seat_hashes.get(page_id)
-        if cached is not None:
-            return cached
         with self._sessions() as session:
-            if repository.get_page(session, page_id) is None:
-                raise ApiError("not_found", "no page with this id")
+            _stored_version(session, page_id)  # the page must exist
             seats = tuple((row.token_hash, row.side) for row in repository.page_seats(session, page_id))
         self._seat_hashes.put(page_id, seats)
         return seats
@@ -309,9 +314,8 @@ class Master:
         now = utc_now()
         bot = None
         if request.mode == "bot":
-            wanted = request.bot
-            bot_side = wanted.side if wanted is not None else "red"
-            bot = BotSeat(side=bot_side, strength=wanted.strength if wanted else "normal", seed=bot_seed or 0)
+            wanted = request.bot or BotIn()
+            bot = BotSeat(side=wanted.side, strength=wanted.strength, seed=bot_seed or 0)
         row = PageRow(
             id=tokens.new_page_id(),
             rules=rules.to_json(),
@@ -399,11 +403,9 @@ class Master:
         page = self._pages.get(page_id)
         if page is None or page.state.version != version:
             # Not in memory, or the client is behind (or another worker moved on): ask the database.
-            row = repository.get_page(session, page_id)
-            if row is None:
-                raise ApiError("not_found", "no page with this id")
-            if page is None or page.state.version != row.version:
-                page = self._rebuild(session, row)
+            stored = _stored_version(session, page_id)
+            if page is None or page.state.version != stored:
+                page = self._rebuild(session, page_id)
         if move_id is not None:
             duplicate = self._logged_move(session, page_id, seat, move_id)
             if duplicate is not None:
@@ -429,9 +431,7 @@ class Master:
         if not repository.append_action(session, page_id, version, changes, now):
             # Another worker process moved the page on since it was read: nothing was written.
             self._pages.drop(page_id)
-            row = repository.get_page(session, page_id)
-            assert row is not None
-            raise self._stale(self._rebuild(session, row))
+            raise self._stale(self._rebuild(session, page_id))
         entry = ActionRow(
             page_id=page_id,
             version=new_state.version,

@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION
+
 # The repository root: web/ and alembic/ live next to the package (an editable install keeps them there).
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +20,7 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite:///./dotfight.sqlite3"
     web_dir: Path = REPO_ROOT / "web"
-    alembic_dir: Path = REPO_ROOT / "alembic"
+    alembic_dir: Path = DEFAULT_SCRIPT_LOCATION
     # Links are built on this base (e.g. "https://dotfight.example"); by default on the request's own.
     public_url: str | None = None
     # Browser origins allowed besides the server's own host (WebSocket handshakes and CORS).
@@ -37,7 +39,7 @@ class Settings(BaseSettings):
     http_requests_per_second: float = Field(default=30.0, gt=0)
     http_request_burst: int = Field(default=120, gt=0)
     max_summary_ids: int = Field(default=50, gt=0)
-    # Threads doing database work; SQLite has one writer at a time, so one thread avoids lock waits.
+    # Threads reading the database (every write goes through the one writer thread of writer.py).
     db_threads: int = Field(default=1, gt=0)
     # Pages whose latest engine state is kept in memory.
     state_cache_pages: int = Field(default=4096, gt=0)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from dotfight.store.models import ActionRow, PageRow, SeatRow
 
@@ -24,9 +24,19 @@ def get_page(session: Session, page_id: str) -> PageRow | None:
     return session.get(PageRow, page_id)
 
 
+def page_version(session: Session, page_id: str) -> int | None:
+    """Returns the page's version without loading the rest of its row (its cached state is large), or
+    None when there is no such page."""
+    return session.scalar(select(PageRow.version).where(PageRow.id == page_id))
+
+
 def get_pages(session: Session, page_ids: Sequence[str]) -> list[PageRow]:
-    """Returns the rows of the pages named that exist, in the order named."""
-    rows = {row.id: row for row in session.scalars(select(PageRow).where(PageRow.id.in_(page_ids)))}
+    """Returns the rows of the pages named that exist, in the order named, without their cached states
+    (summaries have no use for them, and reading one raises)."""
+    query = (
+        select(PageRow).options(defer(PageRow.state_cache, raiseload=True)).where(PageRow.id.in_(page_ids))
+    )
+    rows = {row.id: row for row in session.scalars(query)}
     return [rows[page_id] for page_id in page_ids if page_id in rows]
 
 

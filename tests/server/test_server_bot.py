@@ -11,12 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from server_testkit import simple_action
 
-from dotfight.server.bot_runner import load_bot_factory
 from tests.support.server_process import ServerProcess
-
-pytestmark = pytest.mark.skipif(
-    load_bot_factory() is None, reason="dotfight.bot (Dawood-bot) is not importable yet: bot mode is refused"
-)
 
 # Generous: Dawood-bot thinks in a worker thread, and the machine is shared.
 WAIT_SECONDS = 60.0

@@ -15,7 +15,7 @@ from starlette.datastructures import Headers
 
 from dotfight.server.deps import get_services
 from dotfight.server.errors import ApiError, describe_validation_error
-from dotfight.server.hub import Connection
+from dotfight.server.hub import Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.master import Seat
 from dotfight.server.routes.pages import PAGE_ID_PATTERN
@@ -156,7 +156,7 @@ class PageSocket:
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
                     batches = await master.events_since(self._page_id, since)
                     events = [event for batch in batches for event in batch]
-                    connection.send_json({"type": "events", "version": version, "events": events})
+                    connection.send(events_message(version, events))
                 else:
                     snapshot = page.public_snapshot()
                     label = seat.label if seat else None
