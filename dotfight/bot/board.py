@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from dotfight.bot.params import Params
 from dotfight.engine.state import State
+from dotfight.engine.state import Turn as EngineTurn
 
 SIDES = ("blue", "red")
 
@@ -33,11 +34,26 @@ class Turn:
     side: str | None
     flicks_left: int
     chain_soldier: str | None
-    chain_credits: int
     chain_link: int
     sent: bool
     flicked: bool
     last_stand: bool
+
+    @classmethod
+    def of(cls, turn: EngineTurn | None) -> Turn:
+        """Reads the engine's turn (None outside play: nobody's turn, nothing left)."""
+        if turn is None:
+            return cls(None, 0, None, 0, sent=False, flicked=False, last_stand=False)
+        chain = turn.chain
+        return cls(
+            side=turn.side,
+            flicks_left=turn.flicks_left,
+            chain_soldier=chain.soldier if chain is not None else None,
+            chain_link=chain.link if chain is not None else 0,
+            sent=turn.sent,
+            flicked=turn.flicked,
+            last_stand=turn.last_stand,
+        )
 
 
 @dataclass(frozen=True)
@@ -78,31 +94,19 @@ class Board:
         base_r = np.fromiter((b.r for b in bases), dtype=np.float64, count=len(bases))
         base_cap = np.fromiter((b.capacity for b in bases), dtype=np.float64, count=len(bases))
         home, garrison = locate_homes(xy, alive, on_road, soldier_side, base_xy, base_r, base_side)
-        raw = state.turn
-        chain = raw.chain if raw is not None else None
-        turn = Turn(
-            side=raw.side if raw is not None else None,
-            flicks_left=raw.flicks_left if raw is not None else 0,
-            chain_soldier=chain.soldier if chain is not None else None,
-            chain_credits=chain.credits if chain is not None else 0,
-            chain_link=chain.link if chain is not None else 0,
-            sent=raw.sent if raw is not None else False,
-            flicked=raw.flicked if raw is not None else False,
-            last_stand=raw.last_stand if raw is not None else False,
-        )
         return cls(
             params=params,
             phase=state.phase,
             actor=state.actor,
             winner=state.winner,
             version=state.version,
-            turn=turn,
-            soldier_ids=[s.id for s in state.soldiers],
+            turn=Turn.of(state.turn),
+            soldier_ids=[s.id for s in soldiers],
             soldier_side=soldier_side,
             xy=xy,
             alive=alive,
             on_road=on_road,
-            base_ids=[b.id for b in state.bases],
+            base_ids=[b.id for b in bases],
             base_side=base_side,
             base_xy=base_xy,
             base_r=base_r,

@@ -1,9 +1,10 @@
 """Candidate flicks: which soldier, snipe or lunge, which way and how hard.
 
 Candidates come from (shooter, target) pairs ranked by the snipe table: aim at the man, with the softest
-power that reaches him (soft flicks are sure), a little more to carry through, and for the strong
-strengths full power (a gamble) and the bisector of two men in a row (two with one bullet). Lunges aim
-at the man too, with a run that stops just past him or past the far wall of his base, never off the page.
+power that reaches him (soft flicks are sure) and a little more to carry through, or full power when no
+snipe reaches him; for the strong strengths also the bisector of two men in a row (two with one
+bullet). Lunges aim at the man too, with a run that stops just past him or past the far wall of his
+base, never off the page.
 A soldier stranded on open paper also considers running home.
 """
 
@@ -79,17 +80,17 @@ def flick_candidates(
             need = table.power[i, j]
             dist = float(table.distance[i, j])
             if snipes:
-                if not math.isnan(need):
+                if math.isnan(need):
+                    add(Candidate(shooter, "snipe", angle, 1.0))
+                else:
                     add(Candidate(shooter, "snipe", angle, min(1.0, float(need) + 0.02)))
                     add(Candidate(shooter, "snipe", angle, min(1.0, float(need) + 0.2)))
-                if strength.gamble or math.isnan(need):
-                    add(Candidate(shooter, "snipe", angle, 1.0))
                 if strength.rows:
                     for row in _row_aims(board, shooter, targets, angles[i], table.distance[i], j):
                         power = max(float(np.nan_to_num(table.power[i, k], nan=1.0)) for k in row[1])
                         add(Candidate(shooter, "snipe", row[0], min(1.0, power + 0.03)))
             if lunges:
-                for run in _lunge_runs(board, side, shooter, angle, dist, int(targets[j])):
+                for run in _lunge_runs(board, shooter, angle, dist, int(targets[j])):
                     add(Candidate(shooter, "lunge", angle, p.power_for(run) or 0.0))
     if lunges:
         for c in _homeward(board, side, own):
@@ -118,7 +119,7 @@ def _row_aims(
     return aims[:2]
 
 
-def _lunge_runs(board: Board, side: str, shooter: int, angle: float, dist: float, target: int) -> list[float]:
+def _lunge_runs(board: Board, shooter: int, angle: float, dist: float, target: int) -> list[float]:
     """Run lengths for a lunge at a man: just past him, and past the far wall of his base."""
     p = board.params
     ox, oy = board.xy[shooter]

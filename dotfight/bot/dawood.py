@@ -21,6 +21,7 @@ from dotfight.bot.luck import derive_seed, private_random
 from dotfight.bot.sends import choose_send
 from dotfight.bot.strength import STRENGTHS, Strength
 from dotfight.engine import EngineError, State, apply
+from dotfight.engine.flick import steadiness
 
 Action = dict[str, Any]
 
@@ -75,40 +76,37 @@ class DawoodBot:
         turn = board.turn
         rng = private_random(self.seed, side, board.version, "play")
         luck = [rng.getrandbits(127) for _ in range(self.strength.samples)]
+        steady = steadiness(state)
         if turn.chain_soldier is not None:
             lunger = board.index_of(turn.chain_soldier)
             cands = flick_candidates(
                 board, side, self.strength, shooters=np.array([lunger], dtype=np.int64), snipes=False
             )
-            return self._best(state, board, side, cands, luck, link=turn.chain_link, may_stop=True)
+            scored = [(c, promise(board, c, link=turn.chain_link, steady=steady)) for c in cands]
+            return self._best(state, board, side, scored, luck, may_stop=True)
         if self.strength.sends and not turn.sent and turn.flicks_left >= 1:
             send = choose_send(board, side)
             if send is not None and _legal(state, side, send):
                 return send
         cands = flick_candidates(board, side, self.strength)
-        steady = board.params.last_stand_steady if turn.last_stand else 1.0
+        scored = [(c, promise(board, c, link=0, steady=steady)) for c in cands]
         bar = self.strength.lunge_bar
-        kept = [c for c in cands if c.kind == "snipe" or promise(board, c, link=0, steady=steady) >= bar]
-        cands = kept or cands
-        return self._best(state, board, side, cands, luck, link=0, may_stop=turn.flicked)
+        kept = [(c, worth) for c, worth in scored if c.kind == "snipe" or worth >= bar]
+        return self._best(state, board, side, kept or scored, luck, may_stop=turn.flicked)
 
     def _best(
         self,
         state: State,
         board: Board,
         side: str,
-        cands: list[Candidate],
+        scored: list[tuple[Candidate, float]],
         luck: list[int],
         *,
-        link: int,
         may_stop: bool,
     ) -> Action:
-        """The candidate (or `stop`) with the best mean value over the sampled luck."""
-        steady = board.params.last_stand_steady if board.turn.last_stand else 1.0
-        ranked = sorted(
-            cands,
-            key=lambda c: -promise(board, c, link=link, steady=steady),
-        )[: self.strength.trials]
+        """The candidate (or `stop`) with the best mean value over the sampled luck; only the candidates
+        of best `promise` (given with each) are tried, as many as the strength allows."""
+        ranked = [c for c, _ in sorted(scored, key=lambda pair: -pair[1])][: self.strength.trials]
         best_action: Action | None = None
         best_value = float("-inf")
         if may_stop:
@@ -124,7 +122,7 @@ class DawoodBot:
             if value is not None and value > best_value + 1e-9:
                 best_action, best_value = action, value
         if best_action is None:
-            return _fallback(state, board, side, cands)
+            return _fallback(state, board, side, [c for c, _ in scored])
         return best_action
 
     def _trial(self, state: State, side: str, action: Action, luck: list[int]) -> float | None:

@@ -17,6 +17,7 @@ from dotfight.bot.board import Board, other
 from dotfight.bot.strength import Strength
 from dotfight.bot.threat import assess, shot_table
 from dotfight.engine import EngineError, State, apply
+from dotfight.engine.flick import steadiness
 
 WIN = 1000.0
 # A flick still in hand is worth a share of the best it could do (it may be spent on a worse one).
@@ -44,7 +45,7 @@ def judge(state: State, board: Board, side: str, strength: Strength) -> float:
         return _final(board, side)
     in_hand = 0.0
     if board.actor == side:
-        in_hand = _in_hand(board, side)
+        in_hand = _in_hand(board, side, steadiness(state))
         state = _stopped(state, side)
         board = Board.of(state)
         if board.winner is not None or board.phase != "play":
@@ -81,15 +82,12 @@ def _stopped(state: State, side: str) -> State:
     return state
 
 
-def _in_hand(board: Board, side: str) -> float:
+def _in_hand(board: Board, side: str, steady: float) -> float:
     """What the side's next flick in this turn is worth: a share of its best snipe chance."""
-    enemy = other(side)
-    steady = board.params.last_stand_steady if board.turn.last_stand else 1.0
-    if board.turn.chain_soldier is not None:
-        shooter = board.index_of(board.turn.chain_soldier)
-        table = shot_table(board, np.array([shooter]), board.living(enemy), steady=steady)
-        best = float(table.hit.max()) if table.hit.size else 0.0
-        return CHAIN_IN_HAND * best
-    table = shot_table(board, board.flickable(side), board.living(enemy), steady=steady)
+    chain = board.turn.chain_soldier
+    shooters = board.flickable(side) if chain is None else np.array([board.index_of(chain)])
+    table = shot_table(board, shooters, board.living(other(side)), steady=steady)
     best = float(table.hit.max()) if table.hit.size else 0.0
+    if chain is not None:
+        return CHAIN_IN_HAND * best
     return FLICK_IN_HAND * best * max(1, board.turn.flicks_left)

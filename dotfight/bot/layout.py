@@ -33,7 +33,7 @@ def _half(params: Params, side: str) -> tuple[float, float]:
 
 
 def plan_bases(
-    params: Params, side: str, rng: random.Random, depth_share: float = 0.47
+    params: Params, side: str, rng: random.Random, depth_share: float
 ) -> list[tuple[float, float, float]]:
     """The full set of bases the bot means to draw, as (x, y, r), front and back rows in a zig-zag.
 
@@ -85,7 +85,7 @@ def base_fits(params: Params, board: Board, side: str, x: float, y: float, r: fl
     return bool(np.all(d >= board.base_r + r + params.base_gap + SAFETY))
 
 
-def next_base(board: Board, side: str, seed: int, depth_share: float = 0.47) -> dict[str, Any]:
+def next_base(board: Board, side: str, seed: int, depth_share: float) -> dict[str, Any]:
     """The `draw_base` action for the bot's next base: the planned one, or the roomiest free spot."""
     params = board.params
     drawn = int(board.bases_of(side).size)
@@ -154,11 +154,11 @@ def _step_out_bait(
 ) -> None:
     """Moves one man of the front base just outside its wall, toward the enemy, if there is room."""
     params = board.params
-    men = [board.soldier_ids[s] for s in np.flatnonzero(board.home == base)]
+    men = [int(k) for k in np.flatnonzero(board.home == base)]
     if len(men) < 3:
         return
     # The man nearest the front steps out.
-    men.sort(key=lambda sid: -float(board.xy[board.index_of(sid)] @ toward))
+    bait = min(men, key=lambda k: -float(board.xy[k] @ toward))
     r = float(board.base_r[base])
     spot = board.base_xy[base] + toward * (r + params.outside_margin * 0.6)
     x, y = float(spot[0]), float(spot[1])
@@ -166,10 +166,6 @@ def _step_out_bait(
         return
     if not (params.dot_radius + SAFETY <= y <= params.page_height - params.dot_radius - SAFETY):
         return
-    others = [
-        (float(px), float(py))
-        for k, (px, py) in enumerate(board.xy)
-        if board.soldier_ids[k] != men[0] and board.alive[k]
-    ]
+    others = [(float(px), float(py)) for k, (px, py) in enumerate(board.xy) if k != bait and board.alive[k]]
     if all(math.hypot(x - ox, y - oy) >= 2 * params.dot_radius + 3 for ox, oy in others):
-        places[men[0]] = (round(x, 2), round(y, 2))
+        places[board.soldier_ids[bait]] = (round(x, 2), round(y, 2))

@@ -9,11 +9,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from dotfight.engine import RuleSet
 from dotfight.engine.flick import reach as rules_reach
 from dotfight.engine.flick import wild_spread
+
+# One wall's fullness, or every wall's at once.
+Fullness = TypeVar("Fullness", float, npt.NDArray[np.float64])
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,12 @@ class Params:
     @property
     def diagonal(self) -> float:
         """The longest line on the page, `D` of RULES.md §1."""
-        return math.hypot(self.page_width, self.page_height)
+        return self.rules.diagonal
 
     @property
     def mid_y(self) -> float:
         """The line between the halves."""
-        return self.page_height / 2
+        return self.rules.half_y
 
     def reach(self, power: float) -> float:
         """The reach `L` of a flick of power `t` in [0, 1] (RULES.md §4)."""
@@ -79,12 +85,12 @@ class Params:
         """The launch spread (radians) of a flick of power `t`."""
         return wild_spread(self.rules, power)
 
-    def wall_loss(self, fullness: float) -> float:
-        """The share of reach a snipe loses crossing a wall of the given fullness."""
+    def wall_loss(self, fullness: Fullness) -> Fullness:
+        """The share of reach a snipe loses crossing a wall of the given fullness (or of each wall's)."""
         return self.wall_loss_empty + (self.wall_loss_full - self.wall_loss_empty) * fullness
 
-    def wall_shake(self, fullness: float) -> float:
-        """The spread a lunger's run turns by crossing a wall of the given fullness."""
+    def wall_shake(self, fullness: Fullness) -> Fullness:
+        """The spread a lunger's run turns by crossing a wall of the given fullness (or of each wall's)."""
         return self.shake_empty + (self.shake_full - self.shake_empty) * fullness
 
     def aim(self, angle: float, power: float) -> list[float]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dotfight.bot.board import Board, other
+from dotfight.bot.board import SIDES, Board, other
 from dotfight.bot.threat import erf
 
 _SQRT2 = math.sqrt(2.0)
@@ -65,7 +65,7 @@ def forecast(
 ) -> Forecast:
     """Forecasts one flick of soldier index `shooter` (a snipe or a lunge) along `angle` at `power`."""
     p = board.params
-    side = "blue" if board.soldier_side[shooter] == 0 else "red"
+    side = SIDES[int(board.soldier_side[shooter])]
     ox, oy = float(board.xy[shooter, 0]), float(board.xy[shooter, 1])
     ux, uy = math.cos(angle), math.sin(angle)
     reach = p.reach(power)

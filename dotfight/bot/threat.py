@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dotfight.bot.board import Board, FloatArray, IntArray
+from dotfight.bot.board import Board, FloatArray, IntArray, other
 
 _SQRT2 = math.sqrt(2.0)
+# Reach kept in hand past the target's near edge: a snipe that only just touches him is no sure shot.
+REACH_MARGIN = 4.0
 
 
 def erf(values: FloatArray) -> FloatArray:
@@ -40,12 +42,6 @@ class ShotTable:
     distance: FloatArray  # (m, n)
     lunge: FloatArray  # (m, n) in [0, 1]
 
-    def best_per_target(self) -> FloatArray:
-        """Each target's best chance of being hit by any one shooter."""
-        if self.hit.size == 0:
-            return np.zeros(len(self.targets))
-        return np.asarray(self.hit.max(axis=0), dtype=np.float64)
-
 
 def shot_table(
     board: Board,
@@ -53,13 +49,10 @@ def shot_table(
     targets: IntArray,
     *,
     steady: float = 1.0,
-    fullness: FloatArray | None = None,
-    margin: float = 4.0,
 ) -> ShotTable:
     """Builds the snipe table for the given shooter and target soldier indices.
 
-    `steady` scales the spread (last stand); `fullness` overrides the walls' fullness (to judge a board
-    after a send arrives); `margin` is reach kept in hand past the target's near edge.
+    `steady` scales the spread (last stand).
     """
     p = board.params
     m, n = len(shooters), len(targets)
@@ -77,8 +70,8 @@ def shot_table(
     first_wall = hit_at.copy()
     wander2 = np.zeros((m, n))  # a lunge's sideways wander at the target, squared, from wall shakes
     if len(board.base_xy):
-        full = board.fullness() if fullness is None else fullness
-        loss = np.clip(p.wall_loss_empty + (p.wall_loss_full - p.wall_loss_empty) * full, 0.0, 0.999)
+        full = board.fullness()
+        loss = np.clip(p.wall_loss(full), 0.0, 0.999)
         log_keep = np.log1p(-loss)  # (B,)
         oc = board.base_xy[None, :, :] - a[:, None, :]  # (m, B, 2)
         cc = (oc**2).sum(axis=2) - board.base_r[None, :] ** 2  # (m, B): < 0 when the shooter stands inside
@@ -96,12 +89,12 @@ def shot_table(
         near = np.where(enter, t_in, np.inf)
         near = np.minimum(near, np.where(leave, t_out, np.inf))
         first_wall = np.minimum(first_wall, near.min(axis=2))
-        shake = (p.shake_empty + (p.shake_full - p.shake_empty) * full)[None, None, :] * steady
+        shake = p.wall_shake(full)[None, None, :] * steady
         lever_in = np.where(enter, shake * (limit - t_in), 0.0)
         lever_out = np.where(leave, shake * (limit - t_out), 0.0)
         wander2 = (lever_in**2).sum(axis=2) + (lever_out**2).sum(axis=2)
     keep = np.exp(keep_log)
-    need = first_wall + (hit_at + margin - first_wall) / keep
+    need = first_wall + (hit_at + REACH_MARGIN - first_wall) / keep
     frac = need / p.diagonal
     share = np.clip((frac - p.reach_min_frac) / (1 - p.reach_min_frac), 0.0, 1.0)
     power = share ** (1 / p.reach_curve)
@@ -113,7 +106,7 @@ def shot_table(
     hit = np.where(reachable, erf(np.minimum(ratio, 50.0)), 0.0)
     power = np.where(reachable, power, np.nan)
     # A lunge keeps its full length: the softest that reaches, then the shakes bend it off the man.
-    run = (hit_at + margin) / p.diagonal
+    run = (hit_at + REACH_MARGIN) / p.diagonal
     run_share = np.clip((run - p.reach_min_frac) / (1 - p.reach_min_frac), 0.0, 1.0)
     launch = p.wildness * run_share * steady  # t^curve = share
     wander = np.sqrt((launch * hit_at) ** 2 + wander2)
@@ -125,6 +118,8 @@ def shot_table(
 
 # Each man a lunge crosses out earns another lunge: its kills are worth a little more than a snipe's.
 LUNGE_CHAIN = 1.2
+# How much every exposed man's own danger counts in `danger`, beyond the attacker's best flicks.
+EXPOSURE = 0.15
 
 
 @dataclass(frozen=True)
@@ -135,23 +130,15 @@ class Threat:
     exposure: float  # every defender's own best chance of being hit, summed (standing liabilities)
 
 
-def assess(
-    board: Board,
-    attacker: str,
-    *,
-    flicks: int = 1,
-    steady: float = 1.0,
-    fullness: FloatArray | None = None,
-) -> Threat:
+def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> Threat:
     """The threat of the attacker's next turn to the other side's men.
 
     A flick's worth is a snipe's chance to hit one man, or a lunge's expected kills (a lunge aimed into
     a base is shaken at its wall and may run through any man inside, so its kills are summed over the
     garrison, a little more for the chain they earn); the `flicks` best are summed.
     """
-    defender = "red" if attacker == "blue" else "blue"
-    targets = board.living(defender)
-    table = shot_table(board, board.flickable(attacker), targets, steady=steady, fullness=fullness)
+    targets = board.living(other(attacker))
+    table = shot_table(board, board.flickable(attacker), targets, steady=steady)
     if table.hit.size == 0:
         return Threat(0.0, 0.0)
     per_man = np.maximum(table.hit, table.lunge).max(axis=0)
@@ -165,16 +152,8 @@ def assess(
     return Threat(float(top.sum()), float(per_man.sum()))
 
 
-def danger(
-    board: Board,
-    attacker: str,
-    *,
-    flicks: int = 1,
-    steady: float = 1.0,
-    fullness: FloatArray | None = None,
-    spread_weight: float = 0.15,
-) -> float:
+def danger(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> float:
     """Expected losses the defender should fear from the attacker's next turn: its best flicks plus
-    `spread_weight` times every man's exposure, so a side cares about all its exposed men."""
-    threat = assess(board, attacker, flicks=flicks, steady=steady, fullness=fullness)
-    return threat.best + spread_weight * threat.exposure
+    `EXPOSURE` times every man's exposure, so a side cares about all its exposed men."""
+    threat = assess(board, attacker, flicks=flicks, steady=steady)
+    return threat.best + EXPOSURE * threat.exposure

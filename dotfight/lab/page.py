@@ -72,6 +72,7 @@ def play_page(config: LabConfig, index: int) -> PageRecord:
         action = bots[side].choose(state)
         state, events = apply(state, side, action)
         record.actions += 1
+        turned = False
         for event in events:
             kind = event["type"]
             if kind == "ink":
@@ -82,7 +83,8 @@ def play_page(config: LabConfig, index: int) -> PageRecord:
                 record.longest_turn_flicks = max(record.longest_turn_flicks, turn_flicks)
                 turn_flicks = 0
                 record.turns += 1
-        if any(e["type"] == "turn" for e in events) or state.actor is None:
+                turned = True
+        if turned or state.actor is None:
             board = Board.of(state)
             if watch is not None:
                 watch.close(board, record)
