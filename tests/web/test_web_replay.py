@@ -8,16 +8,15 @@ from typing import Any
 
 import httpx
 import pytest
-from web_helpers import Phone
+from web_helpers import Phone, page_ready_to_flick
 
 pytestmark = pytest.mark.browser
 
 
 def play_some_page(base: str, flicks: int) -> tuple[str, list[dict[str, Any]]]:
     """Plays a local Quick page over HTTP (quick setup, both ready, a few aimed flicks); returns its log."""
+    page_id, token = page_ready_to_flick(base)
     with httpx.Client(base_url=base, timeout=10) as http:
-        created = http.post("/api/pages", json={"preset": "quick", "mode": "local"}).json()
-        page_id, token = created["id"], created["seats"]["blue"]
         auth = {"Authorization": f"Bearer {token}"}
 
         def act(action: dict[str, Any]) -> None:
@@ -27,9 +26,6 @@ def play_some_page(base: str, flicks: int) -> tuple[str, list[dict[str, Any]]]:
             )
             assert res.status_code == 200, res.text
 
-        act({"type": "quick_setup"})
-        act({"type": "ready"})
-        act({"type": "ready"})
         done = 0
         while done < flicks:
             snap = http.get(f"/api/pages/{page_id}").json()

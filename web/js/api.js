@@ -23,14 +23,14 @@ const OFFLINE_WORDS = "No connection — trying again.";
 const LONG_SLEEP_MS = 15000;
 
 /** Makes a fresh random move id. */
-export function newMoveId() {
+function newMoveId() {
   const bytes = new Uint8Array(12);
   crypto.getRandomValues(bytes);
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Sends one HTTP request to the API and returns the parsed JSON, or throws ApiError. */
-export async function request(method, path, { body, token } = {}) {
+async function request(method, path, { body, token } = {}) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;

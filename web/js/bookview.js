@@ -3,7 +3,7 @@
 
 import * as book from "./book.js";
 import { api } from "./api.js";
-import { go } from "./nav.js";
+import { go, pagePath } from "./nav.js";
 import { cap, h, mount } from "./ui.js";
 import { MODE_WORDS, PRESET_WORDS } from "./words.js";
 
@@ -36,8 +36,8 @@ export function showBook() {
         h("div", {}, summaries ? standing(sum) : "…"),
         h("div", { class: "when" }, when.toLocaleString()),
         h("div", { class: "row" },
-          h("button", { class: "btn", type: "button", onclick: () => go(`/p/${encodeURIComponent(p.id)}`) }, "Open"),
-          h("button", { class: "btn", type: "button", onclick: () => go(`/p/${encodeURIComponent(p.id)}#view=replay`) }, "Replay"),
+          h("button", { class: "btn", type: "button", onclick: () => go(pagePath(p.id)) }, "Open"),
+          h("button", { class: "btn", type: "button", onclick: () => go(pagePath(p.id, "replay")) }, "Replay"),
           summaries && !sum ? h("button", { class: "btn btn-quiet", type: "button", onclick: () => { book.forget(p.id); showBook(); } }, "Forget") : null));
     }));
   };

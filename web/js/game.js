@@ -5,7 +5,7 @@ import { Animator } from "./animate.js";
 import { ApiError, PageLink, api } from "./api.js";
 import * as book from "./book.js";
 import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
-import { go } from "./nav.js";
+import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { Input } from "./input.js";
 import { shareSheet } from "./share.js";
@@ -33,6 +33,7 @@ export class GameScreen {
     this.online = null;
     this.handedTo = null;
     this.endShown = false;
+    this.numbers = null;
     this.aimInfo = null;
     this.pollTimer = null;
     this.gone = false;
@@ -54,16 +55,8 @@ export class GameScreen {
     this.renderer = new Renderer(this.canvas);
     this.animator = new Animator(this.renderer, (ev) => this.announce(ev));
     this.input = new Input(this.renderer, this);
-    this.resizeObserver = new ResizeObserver(() => this.fit());
+    this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
     this.resizeObserver.observe(this.stage);
-  }
-
-  fit() {
-    const w = this.stage.clientWidth;
-    const hgt = this.stage.clientHeight;
-    const rules = this.renderer.rules;
-    const width = Math.floor(Math.min(w, (hgt * rules.page_width) / rules.page_height));
-    if (width > 0 && Math.abs(width - this.renderer.cssWidth) >= 1) this.renderer.resize(width);
   }
 
   /** Loads the page and starts following it. */
@@ -81,7 +74,7 @@ export class GameScreen {
     this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset: this.entry.preset });
     this.setSnapshot(snap);
     this.handedTo = this.model.sideToAct;
-    this.fit();
+    this.renderer.fitInside(this.stage);
     if (this.mode !== "local" || !this.token) {
       this.follow();
     } else {
@@ -287,7 +280,7 @@ export class GameScreen {
     const m = this.model;
     if (!m || m.phase === "over") return;
     if (!this.token) toast("You are watching this page.", { at });
-    else if (!this.myMove() && m.sideToAct) toast(`${this.waitingWords()}`, { at });
+    else if (!this.myMove() && m.sideToAct) toast(this.waitingWords(), { at });
     else if (m.phase === "play") toast("Press one of your soldiers, pull back, let go.", { at });
   }
 
@@ -484,7 +477,7 @@ export class GameScreen {
     const b = (label, onclick, cls = "btn", extra = {}) => h("button", { class: cls, type: "button", onclick, ...extra }, label);
     this.hintText = "";
     if (m.phase === "over") {
-      items.push(b("Numbers", () => this.endSheet(), "btn btn-main"), b("Replay", () => go(`/p/${encodeURIComponent(this.id)}#view=replay`)), b("Rematch", () => this.rematch()));
+      items.push(b("Numbers", () => this.endSheet(), "btn btn-main"), b("Replay", () => go(pagePath(this.id, "replay"))), b("Rematch", () => this.rematch()));
     } else if (!this.token) {
       this.hintText = `Watching · ${this.waitingWords()}`;
     } else if (!this.myMove()) {
@@ -532,7 +525,7 @@ export class GameScreen {
     const s = sheet("This page", h("div", { class: "stack" },
       h("p", {}, `${PRESET_WORDS[this.entry.preset] || "A page"} · ${MODE_WORDS[this.mode] || ""}`),
       this.mode === "link" || this.mode === "live" ? h("button", { class: "btn", type: "button", onclick: () => { s.close(); this.share(); } }, "Share links") : null,
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(`/p/${encodeURIComponent(this.id)}#view=replay`); } }, "Replay this page"),
+      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(pagePath(this.id, "replay")); } }, "Replay this page"),
       h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/#how"); } }, "How to play"),
       h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/"); } }, "New page"),
       canResign ? h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); this.confirmResign(); } }, "Resign") : null,
@@ -557,20 +550,22 @@ export class GameScreen {
   }
 
   async endSheet() {
-    let numbers = null;
-    try {
-      numbers = pageNumbers((await api.log(this.id)).entries || []);
-    } catch {
-      numbers = null;
+    // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
+    // again the next time the sheet opens).
+    if (!this.numbers) {
+      try {
+        this.numbers = pageNumbers((await api.log(this.id)).entries || []);
+      } catch {
+        this.numbers = null;
+      }
     }
     if (this.gone) return;
-    endSheet(this.model, numbers, {
+    endSheet(this.model, this.numbers, {
       rematch: () => this.rematch(),
-      replay: () => go(`/p/${encodeURIComponent(this.id)}#view=replay`),
+      replay: () => go(pagePath(this.id, "replay")),
       book: () => go("/#book"),
     });
   }
-
 
   async rematch() {
     const e = book.entry(this.id) || this.entry;

@@ -7,7 +7,7 @@ const HIT_RADIUS_CSS = 22;
 const TAP_CSS = 8;
 
 /** Reach and spread of a flick at pull length `pull` under the page's rules (RULES.md §4). */
-export function flickPreview(rules, pull, { steady = 1, link = 0 } = {}) {
+function flickPreview(rules, pull, { steady = 1, link = 0 } = {}) {
   const t = Math.min(1, pull / rules.pull_max);
   const curve = t ** rules.reach_curve;
   const diagonal = Math.hypot(rules.page_width, rules.page_height);

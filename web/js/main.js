@@ -4,7 +4,7 @@
 
 import * as book from "./book.js";
 import { showCover } from "./cover.js";
-import { setRouter } from "./nav.js";
+import { pagePath, setRouter } from "./nav.js";
 
 let current = null;
 
@@ -18,7 +18,7 @@ function takeSeat(id, frag) {
   book.remember({ id, token, side: side || (known && known.token === token ? known.side : undefined) });
   // The token stays on the device (the book), not in the address bar where it could be shared by accident.
   const view = frag.get("view");
-  history.replaceState(null, "", `/p/${encodeURIComponent(id)}${view ? `#view=${view}` : ""}`);
+  history.replaceState(null, "", pagePath(id, view));
   return { token, side };
 }
 

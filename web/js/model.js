@@ -154,10 +154,3 @@ export function applyEvent(model, ev) {
       break;
   }
 }
-
-/** Counts living soldiers per side. */
-export function livingCount(model) {
-  const n = { blue: 0, red: 0 };
-  for (const s of model.soldiers.values()) if (s.alive) n[s.side] += 1;
-  return n;
-}

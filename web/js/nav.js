@@ -9,13 +9,17 @@ export function setRouter(fn) {
 }
 
 /** Goes to a URL inside the app (pushes history) and draws its screen. */
-export function go(url, { replace = false } = {}) {
-  if (replace) history.replaceState(null, "", url);
-  else history.pushState(null, "", url);
+export function go(url) {
+  history.pushState(null, "", url);
   router();
+}
+
+/** A page's path in the app; `view` "replay" opens its replay. */
+export function pagePath(id, view = null) {
+  return `/p/${encodeURIComponent(id)}${view ? `#view=${view}` : ""}`;
 }
 
 /** The absolute URL of a page, for sharing. */
 export function pageUrl(id) {
-  return `${location.origin}/p/${encodeURIComponent(id)}`;
+  return `${location.origin}${pagePath(id)}`;
 }

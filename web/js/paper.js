@@ -3,10 +3,10 @@
 // is drawn the same way on every redraw.
 
 export const INK = { blue: "#1d3a9e", red: "#c3262d" };
-export const PAPER = { sheet: "#fbf6e9", rule: "rgba(96, 146, 205, 0.38)", margin: "rgba(214, 70, 70, 0.55)" };
+const PAPER = { sheet: "#fbf6e9", rule: "rgba(96, 146, 205, 0.38)", margin: "rgba(214, 70, 70, 0.55)" };
 
 /** Returns a deterministic generator of numbers in [0, 1) for a seed (mulberry32). */
-export function rng(seed) {
+function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -57,7 +57,7 @@ export function drawPaper(ctx, width, height, { margin = true } = {}) {
 }
 
 /** Resamples a polyline into points about `step` apart, each with its distance `d` from the start. */
-export function resample(points, step = 6) {
+function resample(points, step = 6) {
   const out = [];
   if (!points.length) return out;
   let d = 0;

@@ -42,6 +42,13 @@ export class Renderer {
     this.requestDraw();
   }
 
+  /** Sizes the canvas to the widest whole CSS width whose page fits in the element `box`. */
+  fitInside(box) {
+    const { page_width: w, page_height: h } = this.rules;
+    const width = Math.floor(Math.min(box.clientWidth, (box.clientHeight * w) / h));
+    if (width > 0 && Math.abs(width - this.cssWidth) >= 1) this.resize(width);
+  }
+
   /** Shows another model (or the same one changed by a snapshot); the cached layer is rebuilt. */
   setModel(model) {
     this.model = model;
@@ -147,6 +154,11 @@ export class Renderer {
   }
 }
 
+/** A side's ink, see-through by `alpha` (anything not red is blue). */
+function tint(side, alpha) {
+  return side === "red" ? `rgba(195, 38, 45, ${alpha})` : `rgba(29, 58, 158, ${alpha})`;
+}
+
 function drawBase(ctx, b) {
   handCircle(ctx, b.x, b.y, b.r, { color: INK[b.side], seed: hashSeed(b.id) });
 }
@@ -160,9 +172,9 @@ function drawInk(ctx, ink, index, upTo = Infinity, bases = null) {
 function drawHalf(ctx, r, side) {
   const h = r.page_height / 2;
   ctx.save();
-  ctx.fillStyle = side === "blue" ? "rgba(29, 58, 158, 0.06)" : "rgba(195, 38, 45, 0.06)";
+  ctx.fillStyle = tint(side, 0.06);
   ctx.fillRect(0, side === "blue" ? h : 0, r.page_width, h);
-  ctx.strokeStyle = side === "blue" ? "rgba(29, 58, 158, 0.35)" : "rgba(195, 38, 45, 0.35)";
+  ctx.strokeStyle = tint(side, 0.35);
   ctx.setLineDash([10, 12]);
   ctx.lineWidth = 2;
   ctx.beginPath();
@@ -174,8 +186,8 @@ function drawHalf(ctx, r, side) {
 
 function drawZones(ctx, zones, side) {
   ctx.save();
-  ctx.fillStyle = side === "red" ? "rgba(195, 38, 45, 0.07)" : "rgba(29, 58, 158, 0.07)";
-  ctx.strokeStyle = side === "red" ? "rgba(195, 38, 45, 0.45)" : "rgba(29, 58, 158, 0.45)";
+  ctx.fillStyle = tint(side, 0.07);
+  ctx.strokeStyle = tint(side, 0.45);
   ctx.lineWidth = 1.6;
   ctx.setLineDash([6, 8]);
   for (const z of zones) {
@@ -205,7 +217,7 @@ function drawRoad(ctx, m, convoy) {
   const b = m.bases.get(convoy.to);
   if (!a || !b) return;
   ctx.save();
-  ctx.strokeStyle = convoy.side === "red" ? "rgba(195, 38, 45, 0.35)" : "rgba(29, 58, 158, 0.35)";
+  ctx.strokeStyle = tint(convoy.side, 0.35);
   ctx.setLineDash([3, 9]);
   ctx.lineWidth = 2;
   ctx.beginPath();
@@ -269,16 +281,23 @@ function drawAim(ctx, a) {
   ctx.globalAlpha = 0.8;
   ctx.strokeStyle = color;
   ctx.lineWidth = 3.4;
-  ctx.setLineDash([14, 10]);
-  ctx.beginPath();
-  ctx.moveTo(a.from.x, a.from.y);
-  ctx.lineTo(a.from.x + a.dir.x * a.reach, a.from.y + a.dir.y * a.reach);
-  ctx.stroke();
+  const tip = strokeAimLine(ctx, a, [14, 10]);
   ctx.setLineDash([]);
   ctx.beginPath();
-  ctx.arc(a.from.x + a.dir.x * a.reach, a.from.y + a.dir.y * a.reach, 6, 0, Math.PI * 2);
+  ctx.arc(tip.x, tip.y, 6, 0, Math.PI * 2);
   ctx.stroke();
   ctx.restore();
+}
+
+/** Strokes a dashed line from `from` along `dir` for `reach`; returns its end. */
+function strokeAimLine(ctx, { from, dir, reach }, dash) {
+  const tip = { x: from.x + dir.x * reach, y: from.y + dir.y * reach };
+  ctx.setLineDash(dash);
+  ctx.beginPath();
+  ctx.moveTo(from.x, from.y);
+  ctx.lineTo(tip.x, tip.y);
+  ctx.stroke();
+  return tip;
 }
 
 function drawIntended(ctx, it) {
@@ -286,11 +305,7 @@ function drawIntended(ctx, it) {
   ctx.strokeStyle = INK[it.side];
   ctx.globalAlpha = 0.45;
   ctx.lineWidth = 2.6;
-  ctx.setLineDash([6, 9]);
-  ctx.beginPath();
-  ctx.moveTo(it.from.x, it.from.y);
-  ctx.lineTo(it.from.x + it.dir.x * it.reach, it.from.y + it.dir.y * it.reach);
-  ctx.stroke();
+  strokeAimLine(ctx, it, [6, 9]);
   ctx.restore();
 }
 

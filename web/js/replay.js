@@ -5,7 +5,7 @@
 import { Animator } from "./animate.js";
 import { api } from "./api.js";
 import { applyEvent, blankModel } from "./model.js";
-import { go } from "./nav.js";
+import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { cap, h, mount } from "./ui.js";
 
@@ -52,7 +52,7 @@ export class ReplayScreen {
     this.speedBtn = h("button", { class: "btn", type: "button", "data-action": "speed", onclick: () => this.nextSpeed() }, "1×");
     mount(h("div", { class: "game replay" },
       h("header", { class: "topbar" },
-        h("button", { class: "btn btn-quiet", type: "button", "aria-label": "back to the page", onclick: () => go(`/p/${encodeURIComponent(id)}`) }, "←"),
+        h("button", { class: "btn btn-quiet", type: "button", "aria-label": "back to the page", onclick: () => go(pagePath(id)) }, "←"),
         this.caption),
       this.stage,
       h("footer", { class: "bottombar" },
@@ -63,14 +63,8 @@ export class ReplayScreen {
         this.playBtn, this.speedBtn)));
     this.renderer = new Renderer(this.canvas);
     this.animator = new Animator(this.renderer);
-    this.resizeObserver = new ResizeObserver(() => this.fit());
+    this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
     this.resizeObserver.observe(this.stage);
-  }
-
-  fit() {
-    const r = this.renderer.rules;
-    const width = Math.floor(Math.min(this.stage.clientWidth, (this.stage.clientHeight * r.page_width) / r.page_height));
-    if (width > 0 && Math.abs(width - this.renderer.cssWidth) >= 1) this.renderer.resize(width);
   }
 
   /** Loads the log and shows the finished page (scrub back from there). */
@@ -83,7 +77,7 @@ export class ReplayScreen {
     }
     this.entries = this.log.entries || [];
     this.scrub.max = String(this.entries.length);
-    this.fit();
+    this.renderer.fitInside(this.stage);
     this.seek(this.entries.length);
   }
 

@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import * as book from "./book.js";
-import { go } from "./nav.js";
+import { go, pagePath } from "./nav.js";
 
 /** Starts a new page on the server, records it in the book and opens it. */
 export async function startPage(spec) {
@@ -16,6 +16,6 @@ export async function startPage(spec) {
     token = res.seats[side];
   }
   book.remember({ id: res.id, mode, preset: spec.preset, spec, token, side, links: res.links, owner: true });
-  go(`/p/${encodeURIComponent(res.id)}`);
+  go(pagePath(res.id));
   return res;
 }

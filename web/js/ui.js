@@ -49,17 +49,13 @@ export function toast(text, { at = null, kind = "info", ms = 2600 } = {}) {
   return el;
 }
 
-/** Opens a bottom sheet; returns {el, close}. `onClose` runs when it is dismissed. */
-export function sheet(title, body, { onClose = null, dismissable = true, className = "" } = {}) {
-  const closeSheet = () => {
-    scrim.remove();
-    if (onClose) onClose();
-  };
+/** Opens a bottom sheet (a tap on the dimmed page around it closes it); returns {close}. */
+export function sheet(title, body, { className = "" } = {}) {
   const panel = h("section", { class: `sheet ${className}`, role: "dialog", "aria-label": title },
     h("h2", {}, title), body);
-  const scrim = h("div", { class: "scrim", onclick: (e) => { if (e.target === scrim && dismissable) closeSheet(); } }, panel);
+  const scrim = h("div", { class: "scrim", onclick: (e) => { if (e.target === scrim) scrim.remove(); } }, panel);
   document.body.append(scrim);
-  return { el: panel, close: closeSheet };
+  return { close: () => scrim.remove() };
 }
 
 /** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
