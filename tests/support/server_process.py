@@ -4,6 +4,7 @@ started, polled on /api/health until it answers, and stopped or killed."""
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -41,12 +42,16 @@ class ServerProcess:
         extra_env: Mapping[str, str] | None = None,
         start_timeout_s: float = 30.0,
         http_timeout_s: float = 10.0,
+        memory_limit_bytes: int | None = None,
     ) -> None:
         self.database_url = database_url
         self.log_path = log_path
         self.extra_args = list(extra_args)
         self.extra_env = dict(extra_env or {})
         self.start_timeout_s = start_timeout_s
+        # A cap on the process's address space (RLIMIT_AS), so a regression in a hostile test fails
+        # the test with a MemoryError instead of taking the machine down.
+        self.memory_limit_bytes = memory_limit_bytes
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         # One client for all requests: a fresh httpx client per request costs ~20 ms of set-up.
@@ -54,7 +59,12 @@ class ServerProcess:
 
     @classmethod
     def on_sqlite(
-        cls, workdir: Path, *, extra_args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None
+        cls,
+        workdir: Path,
+        *,
+        extra_args: Sequence[str] = (),
+        extra_env: Mapping[str, str] | None = None,
+        memory_limit_bytes: int | None = None,
     ) -> ServerProcess:
         """A server on a fresh SQLite file in `workdir`, logging to `workdir/server.log`."""
         return cls(
@@ -62,6 +72,7 @@ class ServerProcess:
             workdir / "server.log",
             extra_args=extra_args,
             extra_env=extra_env,
+            memory_limit_bytes=memory_limit_bytes,
         )
 
     @property
@@ -79,9 +90,20 @@ class ServerProcess:
             sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
             "--database-url", self.database_url, *self.extra_args,
         ]  # fmt: skip
+        limit = self.memory_limit_bytes
+
+        def cap_memory() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+                command,
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=cap_memory if limit is not None else None,
             )
 
     def wait_healthy(self) -> None:
@@ -121,6 +143,15 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+
+    def rss_bytes(self) -> int:
+        """The process's resident memory now (VmRSS), in bytes."""
+        assert self.process is not None
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmRSS line")
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
