@@ -112,7 +112,7 @@ export class Input {
       o.positions = o.positions || new Map();
       o.positions.set(g.soldier.id, { x: p.x, y: p.y });
       o.selected = { x: p.x, y: p.y };
-      o.loupe = g.moved ? p : null;
+      o.loupe = g.moved ? { at: p, dir: null } : null;
     } else if (g.tool === "flick") {
       const s = g.soldier;
       const dx = s.x - p.x;
@@ -121,7 +121,7 @@ export class Input {
       g.maxPull = Math.max(g.maxPull, pull);
       const cancel = pull < this.hitUnits();
       this.showAim(g, s, dx, dy, cancel);
-      o.loupe = p;
+      o.loupe = { at: p, dir: pull ? { x: dx / pull, y: dy / pull } : null };
     }
     this.r.requestDraw();
   }

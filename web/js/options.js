@@ -41,7 +41,8 @@ function legacyOptions(model) {
   return {
     side, flicks_left: t.flicks_left ?? 0, flickable, kinds: chain ? ["lunge"] : ["snipe", "lunge"], chain,
     steadiness: t.last_stand ? model.rules.last_stand_steady ?? 1 : 1, last_stand: !!t.last_stand,
-    bonus: !!t.bonus, can_stop: !!chain, can_end_turn: !!t.flicked && !chain,
+    // One flick a turn outside a last stand: flicks left after a flick are a bonus flick.
+    bonus: !!t.bonus || (!!t.flicked && (t.flicks_left ?? 0) > 0 && !t.last_stand && !chain), can_stop: !!chain, can_end_turn: !!t.flicked && !chain,
     send: Object.keys(from).length ? { max: model.rules.send_max, from } : null,
   };
 }

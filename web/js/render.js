@@ -240,19 +240,29 @@ export class Renderer {
     if (o.loupe) this.drawLoupe(o.loupe);
   }
 
-  /** A magnifier above the finger showing, 2.5 times larger, what the thumb covers at page point p. */
+  /**
+   * A magnifier beside the finger showing, 2.5 times larger, what the thumb covers at page point
+   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier.
+   */
   drawLoupe(p) {
     const ctx = this.ctx;
-    const c = this.toClient(p.x, p.y);
+    const c = this.toClient(p.at.x, p.at.y);
     const rect = this.canvas.getBoundingClientRect();
     const dpr = this.canvas.width / (this.cssWidth || 1);
     const fx = (c.x - rect.left) * dpr;
     const fy = (c.y - rect.top) * dpr;
-    const R = 54 * dpr;
+    const R = 50 * dpr;
     const src = R / 2.5;
-    const cx = Math.min(this.canvas.width - R - 2, Math.max(R + 2, fx));
-    let cy = fy - 120 * dpr;
-    if (cy - R < 0) cy = fy + 120 * dpr;
+    const sign = this.view.flip ? -1 : 1;
+    const dir = p.dir ? { x: p.dir.x * sign, y: p.dir.y * sign } : { x: 0, y: -1 };
+    // Across the aim, on the side with more room; kept inside the canvas.
+    let nx = -dir.y;
+    let ny = dir.x;
+    const off = R + 46 * dpr;
+    const room = (x, y) => Math.min(x, this.canvas.width - x, y, this.canvas.height - y);
+    if (room(fx - nx * off, fy - ny * off) > room(fx + nx * off, fy + ny * off)) { nx = -nx; ny = -ny; }
+    const cx = Math.min(this.canvas.width - R - 2, Math.max(R + 2, fx + nx * off));
+    const cy = Math.min(this.canvas.height - R - 2, Math.max(R + 2, fy + ny * off));
     ctx.save();
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.beginPath();
