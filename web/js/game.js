@@ -210,6 +210,8 @@ export class GameScreen {
         if (this.gone) return;
         clearToasts();
         const card = handOver(side, words);
+        this.renderer.resetZoom();
+        this.zoomed(1);
         // Behind the card the page turns to face the player taking the phone.
         this.turnPage();
         await card;

@@ -16,12 +16,14 @@ export function reachOf(rules, t) {
 
 /**
  * Launch spread of power t before steadiness:
- * `σ = wildness_soft + (wildness − wildness_soft) t^wildness_curve` (legacy rules: soft 0, curve = reach_curve).
+ * `σ = wildness_soft + (wildness − wildness_soft) t^wildness_curve`, at most `wildness` (legacy rules:
+ * soft 0, curve = reach_curve).
  */
 export function wildSpreadOf(rules, t) {
+  const shape = t ** (rules.wildness_curve ?? rules.reach_curve);
+  if (shape >= 1) return rules.wildness;
   const soft = rules.wildness_soft ?? 0;
-  const curve = rules.wildness_curve ?? rules.reach_curve;
-  return soft + (rules.wildness - soft) * t ** curve;
+  return Math.min(rules.wildness, soft + (rules.wildness - soft) * shape);
 }
 
 /** The extra spread of the k-th lunge of a chain, as drawn: `lunge_link_shake × k`. */
