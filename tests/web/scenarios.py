@@ -27,9 +27,11 @@ def seeded_page_with(base: str, wanted: str, seeds: range = range(1, 400)) -> tu
     kind = "lunge" if wanted == "lunge_again" else "snipe"
     for seed in seeds:
         state = new_page(rules, seed)
-        setup = [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
-        for side, action in setup:
-            state, _ = apply(state, side, action)
+        setup: list[tuple[str, dict[str, Any]]] = [
+            ("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"}),
+        ]  # fmt: skip
+        for side, step in setup:
+            state, _ = apply(state, side, step)
         snap = state.snapshot()
         blues = [s for s in snap["soldiers"] if s["side"] == "blue"]
         reds = [s for s in snap["soldiers"] if s["side"] == "red"]
@@ -38,15 +40,19 @@ def seeded_page_with(base: str, wanted: str, seeds: range = range(1, 400)) -> tu
                 d = math.hypot(r["x"] - b["x"], r["y"] - b["y"])
                 for power in (0.3, 0.5, 0.7, 1.0):
                     pull = power * rules.pull_max
-                    action = {
+                    action: dict[str, Any] = {
                         "type": "flick", "soldier": b["id"], "kind": kind,
-                        "vector": [round((r["x"] - b["x"]) / d * pull, 1), round((r["y"] - b["y"]) / d * pull, 1)],
+                        "vector": [round((r["x"] - b["x"]) / d * pull, 1),
+                                   round((r["y"] - b["y"]) / d * pull, 1)],
                     }  # fmt: skip
                     try:
                         _, events = apply(state, "blue", action)
                     except EngineError:
                         continue
-                    if any(e["type"] == "bonus" and e["reason"] == wanted and e.get("credits", 1) > 0 for e in events):
+                    if any(
+                        e["type"] == "bonus" and e["reason"] == wanted and e.get("credits", 1) > 0
+                        for e in events
+                    ):
                         return _make(base, seed, [a for _, a in setup] + [action])
     raise AssertionError(f"no seed gives {wanted}")
 

@@ -17,7 +17,10 @@ WATCH = """() => {
   window.__seen = { toastAt: null, toastText: null, cardAt: null, toastsAtCard: null };
   new MutationObserver(() => {
     const t = document.querySelector('#toasts .toast');
-    if (t && window.__seen.toastAt === null) { window.__seen.toastAt = performance.now(); window.__seen.toastText = t.innerText; }
+    if (t && window.__seen.toastAt === null) {
+      window.__seen.toastAt = performance.now();
+      window.__seen.toastText = t.innerText;
+    }
     if (document.querySelector('.handover') && window.__seen.cardAt === null) {
       window.__seen.cardAt = performance.now();
       window.__seen.toastsAtCard = document.querySelector('#toasts').innerText;

@@ -32,7 +32,10 @@ def test_a_flick_by_keys_is_announced(server: str, phone: Any, screens: Path) ->
     first = said.inner_text()
     p.page.keyboard.press("ArrowRight")  # 5° clockwise
     p.page.keyboard.press("Shift+ArrowLeft")  # 1° back
-    deg = lambda text: int(text.split("aim ")[1].split("°")[0])  # noqa: E731
+
+    def deg(text: str) -> int:
+        return int(text.split("aim ")[1].split("°")[0])
+
     assert (deg(said.inner_text()) - deg(first)) % 360 == 4
     assert p.page.evaluate("!!window.dotfight.screen().renderer.overlay.aim")
     p.shot(screens, "keyboard-aim")

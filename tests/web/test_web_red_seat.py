@@ -19,9 +19,13 @@ pytestmark = pytest.mark.browser
 
 def screen_y(p: Phone, side: str) -> float:
     """The mean screen height of a side's living soldiers, as a share of the canvas (0 top, 1 bottom)."""
-    box = p.page.evaluate("(() => { const r = document.querySelector('.stage canvas').getBoundingClientRect(); return [r.top, r.height]; })()")
+    box = p.page.evaluate(
+        "(() => { const r = document.querySelector('.stage canvas').getBoundingClientRect();"
+        " return [r.top, r.height]; })()"
+    )
     ys = [p.client(s["x"], s["y"])[1] for s in p.state()["soldiers"] if s["side"] == side and s["alive"]]
-    return (sum(ys) / len(ys) - box[0]) / box[1]
+    share: float = (sum(ys) / len(ys) - box[0]) / box[1]
+    return share
 
 
 def flick_and_check(p: Phone, base: str, page_id: str, pull: float = 160, aside: bool = False) -> None:

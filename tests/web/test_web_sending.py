@@ -32,7 +32,9 @@ def test_a_flick_offline_waits_and_lands_once(server: str, phone: Any, screens: 
     soldier, direction = aim_at_nearest_enemy(p.state())
     p.drag(flick_path(soldier, direction, 160))
     # At once: the bar says it is sending and the aim stays drawn on the page.
-    p.page.wait_for_function("document.querySelector('.bottombar .hint').innerText.includes('Sending')", timeout=400)
+    p.page.wait_for_function(
+        "document.querySelector('.bottombar .hint').innerText.includes('Sending')", timeout=400
+    )
     assert p.page.evaluate("!!window.dotfight.screen().renderer.overlay.sending")
     p.shot(screens, "defect3-sending")
     # Far longer than the old client's eight tries (about 21 s): still trying, and saying so.
@@ -55,9 +57,12 @@ def test_a_flick_not_made_is_said_plainly(server: str, phone: Any, screens: Path
     page_id, token = page_ready_to_flick(server)
     p = Phone(phone, server)
     p.goto(f"/p/{page_id}#seat={token}")
-    body = {"error": {"code": "illegal_action", "reason": "on_road", "message": "that soldier is on the road"}}
+    body = {
+        "error": {"code": "illegal_action", "reason": "on_road", "message": "that soldier is on the road"}
+    }
     p.page.route(
-        ACTIONS, lambda route: route.fulfill(status=400, content_type="application/json", body=json.dumps(body))
+        ACTIONS,
+        lambda route: route.fulfill(status=400, content_type="application/json", body=json.dumps(body)),
     )
     soldier, direction = aim_at_nearest_enemy(p.state())
     p.drag(flick_path(soldier, direction, 160))

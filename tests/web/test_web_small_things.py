@@ -123,8 +123,12 @@ def test_own_half_is_clean_paper_while_drawing_bases(server: str, phone: Any, sc
     p.shot(screens, "defect7-own-half")
     # A point of blue's half between two ruled lines, away from the margin: paper colour, untinted.
     rgb = p.page.evaluate(
-        """() => { const c = document.querySelector('.stage canvas'); const at = window.dotfight.toPage(600, 1192);
-        const r = c.getBoundingClientRect(), k = c.width / r.width;
-        return [...c.getContext('2d').getImageData(Math.round((at.x - r.left) * k), Math.round((at.y - r.top) * k), 1, 1).data].slice(0, 3); }"""
+        """() => {
+          const c = document.querySelector('.stage canvas');
+          const at = window.dotfight.toPage(600, 1192);
+          const r = c.getBoundingClientRect(), k = c.width / r.width;
+          const x = Math.round((at.x - r.left) * k), y = Math.round((at.y - r.top) * k);
+          return [...c.getContext('2d').getImageData(x, y, 1, 1).data].slice(0, 3);
+        }"""
     )
     assert rgb == pytest.approx([251, 246, 233], abs=3)

@@ -25,7 +25,9 @@ BOXES = """() => Object.fromEntries(['.stage canvas', '.topbar', '.bottombar'].m
 
 
 @pytest.mark.parametrize("size", [(360, 640), (390, 844), (412, 915)], ids=lambda s: f"{s[0]}x{s[1]}")
-def test_the_page_stays_still_under_a_pull(browser: Any, server: str, screens: Path, size: tuple[int, int]) -> None:
+def test_the_page_stays_still_under_a_pull(
+    browser: Any, server: str, screens: Path, size: tuple[int, int]
+) -> None:
     page_id, token = page_ready_to_flick(server)
     ctx = browser.new_context(**{**PHONE, "viewport": {"width": size[0], "height": size[1]}})
     try:
@@ -45,7 +47,9 @@ def test_the_page_stays_still_under_a_pull(browser: Any, server: str, screens: P
         # The hint says the power while pulling; it must not reflow anything.
         assert "power" in p.page.locator(".hint").inner_text()
         for sel, box in before.items():
-            assert during[sel] == pytest.approx(box, abs=0.01), f"{sel} moved mid-pull: {box} -> {during[sel]}"
+            assert during[sel] == pytest.approx(box, abs=0.01), (
+                f"{sel} moved mid-pull: {box} -> {during[sel]}"
+            )
         p.touch("touchEnd")
         p.idle()
         flick = log(server, page_id)["entries"][-1]["action"]
@@ -60,7 +64,7 @@ def test_the_page_stays_still_under_a_pull(browser: Any, server: str, screens: P
 
 
 def test_a_resize_mid_pull_waits_for_the_finger(browser: Any, server: str) -> None:
-    """Even when the window itself changes size mid-pull, the finger keeps the transform it touched down with."""
+    """Even when the window itself changes size mid-pull, the finger keeps the transform of touch-down."""
     page_id, token = page_ready_to_flick(server)
     ctx = browser.new_context(**PHONE)
     try:
@@ -79,6 +83,8 @@ def test_a_resize_mid_pull_waits_for_the_finger(browser: Any, server: str) -> No
         dx, dy = log(server, page_id)["entries"][-1]["action"]["vector"]
         assert math.hypot(dx, dy) == pytest.approx(100 * 1000 / width, abs=0.6)
         # Once the finger lifted the page took its new size.
-        assert p.page.evaluate("document.querySelector('.stage canvas').getBoundingClientRect().width") < width
+        assert (
+            p.page.evaluate("document.querySelector('.stage canvas').getBoundingClientRect().width") < width
+        )
     finally:
         ctx.close()

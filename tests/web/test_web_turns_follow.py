@@ -1,6 +1,6 @@
 """Defect 2: the bars follow the `turn` events as they are drawn — never "Your turn" (nor Send) while
-Dawood-bot's ink is on its way — and a choice half-made meanwhile does not outlive its turn. Defect 7: a watcher
-of a bot page is told who is really flicking."""
+Dawood-bot's ink is on its way — and a choice half-made meanwhile does not outlive its turn.
+Defect 7: a watcher of a bot page is told who is really flicking."""
 
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ from web_helpers import Phone, aim_at_nearest_enemy, flick_path, log, page_ready
 pytestmark = pytest.mark.browser
 
 
-def pinch(p: Phone, centre: tuple[float, float], start: float, end: float, shift: tuple[float, float] = (0, 0)) -> None:
+def pinch(
+    p: Phone, centre: tuple[float, float], start: float, end: float, shift: tuple[float, float] = (0, 0)
+) -> None:
     """Two fingers about `centre`, from `start` to `end` CSS px apart, their middle moved by `shift`."""
     cx, cy = centre
 
@@ -24,7 +26,10 @@ def pinch(p: Phone, centre: tuple[float, float], start: float, end: float, shift
     p.cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": points(start, 0)})
     for k in range(1, 11):
         f = k / 10
-        p.cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": points(start + (end - start) * f, f)})
+        p.cdp.send(
+            "Input.dispatchTouchEvent",
+            {"type": "touchMove", "touchPoints": points(start + (end - start) * f, f)},
+        )
     p.cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
 
 

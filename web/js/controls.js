@@ -101,7 +101,7 @@ export function barView(model, opts, ui) {
   const kinds = o.kinds || ["snipe", "lunge"];
   const items = [{ type: "switch", chosen: kinds.length === 1 ? kinds[0] : ui.kind, locked: kinds.length === 1 }];
   if (o.send) items.push(button("Send", "send", "btn", { action: "send" }));
-  if (o.can_stop) items.push(button("Stop", "stop", "btn", { action: "stop" }));
-  else if (o.can_end_turn) items.push(button("End turn", "stop", "btn", { action: "stop" }));
+  // C1: `can_stop` — a stop is accepted now (it drops a pending chain, or ends the turn after a flick).
+  if (o.can_stop) items.push(button(o.chain ? "Stop" : "End turn", "stop", "btn", { action: "stop" }));
   return { hint: o.chain ? "Lunge again with the same soldier — or stop." : "Press a soldier, pull back, let go.", items };
 }

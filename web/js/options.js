@@ -41,8 +41,9 @@ function legacyOptions(model) {
   return {
     side, flicks_left: t.flicks_left ?? 0, flickable, kinds: chain ? ["lunge"] : ["snipe", "lunge"], chain,
     steadiness: t.last_stand ? model.rules.last_stand_steady ?? 1 : 1, last_stand: !!t.last_stand,
-    // One flick a turn outside a last stand: flicks left after a flick are a bonus flick.
-    bonus: !!t.bonus || (!!t.flicked && (t.flicks_left ?? 0) > 0 && !t.last_stand && !chain), can_stop: !!chain, can_end_turn: !!t.flicked && !chain,
+    // As the engine answers it: more flicks left after a flick than the turn's own allotment.
+    bonus: !!t.bonus || (!!t.flicked && (t.flicks_left ?? 0) >= (t.last_stand ? model.rules.last_stand_flicks ?? 2 : 1)),
+    can_stop: !!chain || !!t.flicked, can_end_turn: !chain && !!t.flicked,
     send: Object.keys(from).length ? { max: model.rules.send_max, from } : null,
   };
 }
