@@ -6,10 +6,12 @@
 import { Animator } from "./animate.js";
 import { ApiError, api } from "./api.js";
 import * as book from "./book.js";
+import { barNodes, presenceNodes, statusNodes } from "./bars.js";
 import { barView, isMyMove, statusView, waitingWords } from "./controls.js";
+import { pageMenu } from "./pagemenu.js";
 import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
 import { Narrator } from "./narrate.js";
-import { buzz, markYourMove, penScratch, penSoundOn, setPenSound } from "./notice.js";
+import { buzz, markYourMove, penScratch } from "./notice.js";
 import { aimContext, sendFrom, turnOptions } from "./options.js";
 import { go, pagePath } from "./nav.js";
 import { flickPreview } from "./preview.js";
@@ -21,8 +23,8 @@ import { startPage } from "./start.js";
 import { endSheet } from "./ending.js";
 import { pageNumbers } from "./stats.js";
 import { polylineLength } from "./paper.js";
-import { cap, clearToasts, h, handOver, mount, say, sheet, toast } from "./ui.js";
-import { CODE_WORDS, MODE_WORDS, PRESET_WORDS, REASON_WORDS } from "./words.js";
+import { cap, clearToasts, h, handOver, mount, say, toast } from "./ui.js";
+import { CODE_WORDS, REASON_WORDS } from "./words.js";
 
 // A moment to look at the result of a move before the hand-over card covers the page.
 const HANDOVER_PAUSE_MS = 1100;
@@ -462,10 +464,8 @@ export class GameScreen {
     this.ui.busy = this.animator.busy;
     const opts = this.options();
     const st = statusView(m, opts, this.ui);
-    this.statusEl.replaceChildren(
-      h("span", { class: `who ${st.who || ""}` }, st.line1, ...st.badges.map((b) => h("span", { class: b.cls }, b.text))),
-      h("span", { class: "detail" }, st.line2, this.ui.online === "offline" ? h("span", { class: "net" }, " · reconnecting…") : null));
-    this.presenceEl.replaceChildren(...this.presenceBits());
+    this.statusEl.replaceChildren(...statusNodes(st, this.ui.online === "offline"));
+    this.presenceEl.replaceChildren(...presenceNodes(this.presenceNow, this.mode));
     this.overlays(opts);
     this.renderBar(barView(m, opts, this.ui));
     this.noticeYourMove();
@@ -481,12 +481,6 @@ export class GameScreen {
     this.yourMove = mine;
     markYourMove(mine);
     if (mine && before === false) buzz();
-  }
-
-  presenceBits() {
-    const p = this.presenceNow;
-    if (!p || (this.mode !== "live" && this.mode !== "link")) return [];
-    return ["blue", "red"].map((s) => h("span", {}, h("span", { class: `dot${p[s] ? " on" : ""}`, title: `${s} ${p[s] ? "here" : "away"}` }), cap(s)));
   }
 
   overlays(opts) {
@@ -521,57 +515,21 @@ export class GameScreen {
 
   renderBar(view) {
     this.hintText = view.hint;
-    const handlers = {
+    const on = {
       numbers: () => this.endSheet(), replay: () => go(pagePath(this.id, "replay")), rematch: () => this.rematch(),
       share: () => this.share(), quick_setup: () => this.act({ type: "quick_setup" }), ready: () => this.act({ type: "ready" }),
       send: () => { this.ui.sendFlow = { step: "from" }; this.refresh(); },
       stop: () => this.act({ type: "stop" }),
       cancel_send: () => { this.ui.sendFlow = null; this.refresh(); },
+      count: (n) => { this.ui.sendFlow = { ...this.ui.sendFlow, step: "to", count: n }; this.refresh(); },
+      kind: (k) => { this.ui.kind = k; this.refresh(); },
     };
-    const items = view.items.map((it) => {
-      if (it.type === "switch") {
-        return h("div", { class: "switch", role: "radiogroup", "aria-label": "snipe or lunge" },
-          ["snipe", "lunge"].map((k) => h("button", {
-            type: "button", role: "radio", class: it.chosen === k ? "on" : "", "aria-checked": String(it.chosen === k),
-            disabled: it.locked, "data-kind": k, onclick: () => { this.ui.kind = k; this.refresh(); },
-          }, cap(k))));
-      }
-      const onclick = it.act.startsWith("count:")
-        ? () => { this.ui.sendFlow = { ...this.ui.sendFlow, step: "to", count: Number(it.act.slice(6)) }; this.refresh(); }
-        : handlers[it.act];
-      const data = Object.fromEntries(Object.entries(it.data || {}).map(([k, v]) => [`data-${k}`, v]));
-      return h("button", { class: it.cls, type: "button", onclick, disabled: it.disabled, ...data }, it.label);
-    });
-    this.actionsEl.replaceChildren(...items);
+    this.actionsEl.replaceChildren(...barNodes(view, on));
     this.renderHint();
   }
 
   menu() {
-    const m = this.model;
-    const canResign = this.token && m && m.phase !== "over";
-    const soundBtn = h("button", { class: "btn", type: "button", "data-action": "pen-sound", "aria-pressed": String(penSoundOn()) },
-      `Pen sound: ${penSoundOn() ? "on" : "off"}`);
-    soundBtn.addEventListener("click", () => {
-      setPenSound(!penSoundOn());
-      soundBtn.textContent = `Pen sound: ${penSoundOn() ? "on" : "off"}`;
-      soundBtn.setAttribute("aria-pressed", String(penSoundOn()));
-      if (penSoundOn()) penScratch(0.25);
-    });
-    const s = sheet("This page", h("div", { class: "stack" },
-      h("p", {}, `${PRESET_WORDS[this.entry.preset] || "A page"} · ${MODE_WORDS[this.mode] || ""}`),
-      this.mode === "link" || this.mode === "live" ? h("button", { class: "btn", type: "button", onclick: () => { s.close(); this.share(); } }, "Share links") : null,
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(pagePath(this.id, "replay")); } }, "Replay this page"),
-      soundBtn,
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/#how"); } }, "How to play"),
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/"); } }, "New page"),
-      canResign ? h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); this.confirmResign(); } }, "Resign") : null,
-      h("button", { class: "btn btn-quiet", type: "button", onclick: () => s.close() }, "Close")));
-  }
-
-  confirmResign() {
-    const s = sheet("Resign this page?", h("div", { class: "row" },
-      h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); this.act({ type: "resign" }); } }, "Resign"),
-      h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Keep playing")));
+    pageMenu(this);
   }
 
   share() {
