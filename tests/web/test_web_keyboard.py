@@ -72,6 +72,9 @@ def test_escape_puts_the_aim_down_and_keys_wait_their_turn(server: str, phone: A
     p.goto(f"/p/{page_id}#seat={token}")
     p.page.focus(".stage canvas")
     p.page.keyboard.press("n")
+    p.page.keyboard.press("k")  # snipe ↔ lunge, the aim kept
+    assert p.page.locator("#said").inner_text().startswith("Lunge with soldier 1")
+    assert p.page.locator("[data-kind=lunge]").get_attribute("aria-checked") == "true"
     p.page.keyboard.press("Escape")
     assert "Aim put down" in p.page.locator("#said").inner_text()
     assert not p.page.evaluate("!!window.dotfight.screen().renderer.overlay.aim")

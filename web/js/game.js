@@ -81,7 +81,7 @@ export class GameScreen {
       h("div", { class: "turn-hint", role: "note" }, h("p", {}, "Turn your phone upright — the page is tall.")));
     mount(this.root);
     this.renderer = new Renderer(this.canvas);
-    this.animator = new Animator(this.renderer, (ev) => this.announce(ev));
+    this.animator = new Animator(this.renderer, (ev, model) => this.announce(ev, model));
     this.input = new Input(this.renderer, this);
     this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
     this.resizeObserver.observe(this.stage);
@@ -279,6 +279,14 @@ export class GameScreen {
     return o && o.kinds && o.kinds.length === 1 ? cap(o.kinds[0]) : cap(this.ui.kind);
   }
 
+  /** Snipe ↔ lunge (the keyboard's `k`); held on lunge while a chain is pending. */
+  switchKind() {
+    const o = this.options();
+    if (o && o.kinds && o.kinds.length === 1) return;
+    this.ui.kind = this.ui.kind === "snipe" ? "lunge" : "snipe";
+    this.refresh();
+  }
+
   waitingWords() {
     if (!this.token) return "You are watching this page.";
     return waitingWords(this.model, this.ui) || "Not now.";
@@ -431,8 +439,8 @@ export class GameScreen {
 
   // ---- what the page says ----
 
-  announce(ev) {
-    this.narrator.hear(ev);
+  announce(ev, model) {
+    this.narrator.hear(ev, model);
     if (ev.type === "ink") {
       const speed = 1000 * (0.55 + 0.45 * Math.min(1, Math.max(0, ev.power ?? 1)));
       penScratch(this.animator.instant ? 0.08 : polylineLength(ev.points) / speed);

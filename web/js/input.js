@@ -223,7 +223,7 @@ export class Input {
 
   key(e) {
     const k = e.key;
-    const handled = ["n", "p", "]", "[", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Enter", " ", "Escape"];
+    const handled = ["n", "p", "]", "[", "k", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Enter", " ", "Escape"];
     if (!handled.includes(k)) return;
     if (this.app.tool() !== "flick") {
       if (k !== "Escape") this.app.say(this.app.waitingWords());
@@ -240,11 +240,20 @@ export class Input {
       this.putKeyAimDown();
       return;
     }
+    if (k === "k") {
+      this.app.switchKind();
+      if (!a) {
+        this.app.say(`${this.app.kindName()}.`);
+        return;
+      }
+    }
     if (!a || k === "n" || k === "]" || k === "p" || k === "[") {
       const i = a ? soldiers.findIndex((s) => s.id === a.soldier.id) : -1;
       const step = k === "p" || k === "[" ? -1 : 1;
       const soldier = a ? soldiers[(i + step + soldiers.length) % soldiers.length] : soldiers[0];
       a = { soldier, angle: this.angleToNearestEnemy(soldier), power: a ? a.power : 0.5 };
+    } else if (k === "k") {
+      // The kind changed; the aim stays.
     } else if (k === "ArrowLeft" || k === "ArrowRight") {
       // Turning as seen on screen: the half turn for red keeps clockwise clockwise.
       a.angle += (k === "ArrowRight" ? 1 : -1) * (fine ? 1 : 5) * DEG;

@@ -5,7 +5,7 @@
 import * as book from "./book.js";
 import { showCover } from "./cover.js";
 import { pagePath, setRouter } from "./nav.js";
-import { closeTopSheet } from "./ui.js";
+import { closeTopSheet, ownPop } from "./ui.js";
 
 let current = null;
 
@@ -36,11 +36,7 @@ let routedAt = null;
 
 /** Back and Forward: a sheet open closes first; an entry a sheet left behind changes nothing. */
 function onPopState() {
-  if (history.sheetPops > 0) {
-    history.sheetPops -= 1;
-    return;
-  }
-  if (closeTopSheet()) return;
+  if (ownPop() || closeTopSheet()) return;
   if (location.pathname + location.hash === routedAt) return;
   route();
 }

@@ -10,8 +10,8 @@ export class Narrator {
     this.flick = null;
   }
 
-  /** Hears one event as it lands on the page. */
-  hear(ev) {
+  /** Hears one event as it lands on `model` (the page as drawn so far). */
+  hear(ev, model) {
     switch (ev.type) {
       case "ink":
         this.close();
@@ -30,7 +30,9 @@ export class Narrator {
         break;
       case "send":
         this.close();
-        this.lines.push(`A convoy of ${ev.soldiers.length} walks from ${ev.from} to ${ev.to}.`);
+        const base = model && model.bases.get(ev.from);
+        const n = ev.soldiers.length;
+        this.lines.push(`${base ? cap(base.side) : "A side"} sends ${n} soldier${n === 1 ? "" : "s"} on the road to another base.`);
         break;
       case "base_drawn":
         this.lines.push(`${cap(ev.base.side)} draws a base.`);

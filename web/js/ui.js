@@ -67,10 +67,17 @@ export function say(text) {
 }
 
 // Sheets take one history entry each, so the phone's Back closes the sheet instead of leaving the
-// screen. `history.sheetPops` counts the Back steps the app makes itself (not to be routed).
+// screen. `ownPops` counts the Back steps the app takes itself (not to be routed).
 let sheetCount = 0;
 const openSheets = [];
-history.sheetPops = 0;
+let ownPops = 0;
+
+/** True (once) for a Back step the app took itself to drop a closed sheet's history entry. */
+export function ownPop() {
+  if (ownPops === 0) return false;
+  ownPops -= 1;
+  return true;
+}
 
 /** Closes the top sheet for a Back press (its history entry is already gone); false if none. */
 export function closeTopSheet() {
@@ -99,7 +106,7 @@ export function sheet(title, body, { className = "" } = {}) {
     // a plain close takes the entry back off the history.
     setTimeout(() => {
       if (history.state && history.state.sheet === id) {
-        history.sheetPops += 1;
+        ownPops += 1;
         history.back();
       }
     }, 0);
