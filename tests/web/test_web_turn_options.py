@@ -84,8 +84,8 @@ def test_a_turn_event_brings_the_next_turns_options(server: str, phone: Any) -> 
     red = [s for s in snap["soldiers"] if s["side"] == "red"]
     options = {
         "side": "red", "flicks_left": 1, "flickable": [red[0]["id"]], "kinds": ["snipe", "lunge"],
-        "chain": None, "steadiness": 1.0, "last_stand": False, "bonus": False, "can_stop": False, "can_end_turn": False,
-        "send": None,
+        "chain": None, "steadiness": 1.0, "last_stand": False, "bonus": False, "can_stop": False,
+        "can_end_turn": False, "send": None,
     }  # fmt: skip
     p = Phone(phone, server)
 
