@@ -67,7 +67,7 @@ export class GameScreen {
     this.presenceEl = h("div", { class: "presence" });
     this.top = h("header", { class: "topbar" },
       h("button", { class: "btn btn-quiet", type: "button", "aria-label": "exercise book", onclick: () => go("/#book") }, "☰"),
-      h("h1", { class: "status-title" }, this.statusEl), this.presenceEl,
+      this.statusEl, this.presenceEl,
       h("button", { class: "btn btn-quiet", type: "button", "aria-label": "page menu", onclick: () => this.menu() }, "⋯"));
     this.canvas = h("canvas", {
       "aria-label": "the page — with the keyboard: n chooses a soldier, arrows aim, Enter flicks", role: "application", tabindex: "0",

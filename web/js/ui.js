@@ -60,7 +60,7 @@ export function clearToasts() {
 export function say(text) {
   let region = document.getElementById("said");
   if (!region) {
-    region = h("div", { id: "said", class: "sr-only", "aria-live": "polite", role: "log" });
+    region = h("div", { id: "said", class: "visually-hidden", "aria-live": "polite", role: "log" });
     document.body.append(region);
   }
   region.replaceChildren(h("p", {}, text));
