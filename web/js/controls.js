@@ -77,7 +77,7 @@ export function barView(model, opts, ui) {
   if (model.phase === "bases") {
     const any = Object.values(model.setup.bases_drawn || {}).some((n) => n > 0) || model.bases.size > 0;
     return {
-      hint: "Press where the centre goes, drag out the circle — in your half.",
+      hint: "Press the centre, drag out a circle in your half.",
       items: any ? [] : [button("Quick setup", "quick_setup", sideBtn, { action: "quick_setup" })],
     };
   }

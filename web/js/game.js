@@ -514,7 +514,7 @@ export class GameScreen {
   renderHint() {
     if (this.aimInfo) {
       const pct = Math.round(this.aimInfo.power * 100);
-      this.hintEl.textContent = `${this.kindName()} · power ${pct}% · slide back to the soldier to cancel`;
+      this.hintEl.textContent = `${this.kindName()} · power ${pct}% · slide back to cancel`;
     } else {
       this.hintEl.textContent = this.hintText || "";
     }
