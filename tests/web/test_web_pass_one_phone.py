@@ -162,6 +162,7 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
             p.idle()
             on_road = [s for s in p.state()["soldiers"] if s["on_road"]]
             assert len(on_road) == 2
+            assert "Blue sends 2 soldiers on the road" in p.page.locator("#said").inner_text()
             p.shot(screens, "page-send")
             sent = True
         if st["sideToAct"] == "red":

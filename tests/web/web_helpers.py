@@ -105,8 +105,10 @@ class Phone:
         found: bool = self.page.evaluate(
             """([x, y, side, rad]) => {
                 const c = document.querySelector('.stage canvas');
-                const k = c.width / 1000;
-                const cx = Math.round(x * k), cy = Math.round(y * k);
+                // Through the page's own transform (the page may be turned for red, or zoomed).
+                const at = window.dotfight.toPage(x, y), rect = c.getBoundingClientRect();
+                const k = c.width / rect.width;
+                const cx = Math.round((at.x - rect.left) * k), cy = Math.round((at.y - rect.top) * k);
                 const d = c.getContext('2d').getImageData(cx - rad, cy - rad, 2 * rad + 1, 2 * rad + 1).data;
                 for (let i = 0; i < d.length; i += 4) {
                     const [r, g, b] = [d[i], d[i + 1], d[i + 2]];

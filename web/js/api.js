@@ -55,21 +55,45 @@ async function request(method, path, { body, token } = {}) {
   return data;
 }
 
+/**
+ * Reads a page's log from version `from` on, following the server's paging (C4: each answer names
+ * the `next` page's first version, null at the end); resolves with one log holding every entry read.
+ * `stop(entries)` may end the reading early (e.g. once a move_id was found). An older server
+ * answers the whole log at once, without `next`.
+ */
+async function readLog(id, { from = 1, stop = null } = {}) {
+  let log = null;
+  let next = from;
+  while (next !== null) {
+    const q = next > 1 ? `?from=${next}` : "";
+    const part = await request("GET", `/api/pages/${encodeURIComponent(id)}/log${q}`);
+    const entries = (part.entries || []).filter((e) => e.version >= from);
+    if (log) log.entries.push(...entries);
+    else log = { ...part, entries };
+    if (part.seed) log.seed = part.seed;
+    if (stop && stop(entries)) break;
+    const last = entries.length ? entries[entries.length - 1].version : null;
+    next = part.next;
+    // An answer that does not move on (or an older server without paging) ends the reading.
+    if (next === undefined || (next !== null && (last === null || next <= last))) break;
+  }
+  delete log.next;
+  return log;
+}
+
 export const api = {
   /** Starts a new page. */
   createPage: (spec) => request("POST", "/api/pages", { body: spec }),
   /** The page's current snapshot. */
   page: (id) => request("GET", `/api/pages/${encodeURIComponent(id)}`),
-  /** Every action of the page with its events. */
-  log: (id) => request("GET", `/api/pages/${encodeURIComponent(id)}/log`),
+  /** The page's actions with their events, from version `from` (default: all), read page by page. */
+  log: (id, from = 1) => readLog(id, { from }),
   /** Short summaries of the named pages (unknown ones are skipped). */
   summaries: (ids) => (ids.length ? request("GET", `/api/pages?ids=${ids.map(encodeURIComponent).join(",")}`) : Promise.resolve([])),
   /** Applies one action over HTTP. */
   act: (id, token, action, version, moveId) =>
     request("POST", `/api/pages/${encodeURIComponent(id)}/actions`, { token, body: { action, version, move_id: moveId } }),
 };
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One open page's connection. Callbacks: onEvents(version, events, {resume}), onSnapshot(snapshot, seat),
@@ -92,6 +116,7 @@ export class PageLink {
     this.ws = null;
     this.open = false;
     this.stopped = true; // until start(): a page on one phone never opens a socket
+    this.closed = false; // after stop(): the page was left, moves are no longer retried
     this.failures = 0;
     this.waiting = new Map(); // move_id -> {resolve, reject, timer}
     this.retryTimer = null;
@@ -125,6 +150,7 @@ export class PageLink {
   /** Closes the socket for good and forgets the listeners. */
   stop() {
     this.stopped = true;
+    this.closed = true;
     clearTimeout(this.retryTimer);
     window.removeEventListener("online", this.wake);
     document.removeEventListener("visibilitychange", this.wake);
@@ -178,8 +204,13 @@ export class PageLink {
       }
       this.receive(data);
     };
-    ws.onclose = () => {
+    ws.onclose = (e) => {
       if (ws !== this.ws) return;
+      if (e.code === 4410 && !this.stopped) {
+        // The page expired (C5): reconnecting would only be refused again.
+        this.stopped = true;
+        this.onRefused(new ApiError("page_expired", "This page has expired."));
+      }
       this.open = false;
       this.ws = null;
       for (const [, w] of this.waiting) w.reject(new ApiError("offline", OFFLINE_WORDS));
@@ -233,7 +264,7 @@ export class PageLink {
           this.waiting.delete(data.move_id);
           clearTimeout(w.timer);
           w.reject(err);
-        } else if (!data.move_id && (err.code === "bad_token" || err.code === "not_found")) {
+        } else if (!data.move_id && (err.code === "bad_token" || err.code === "not_found" || err.code === "page_expired")) {
           // The hello itself was refused: reconnecting would only be refused again.
           this.stopped = true;
           this.onRefused(err);
@@ -262,13 +293,16 @@ export class PageLink {
 
   /**
    * Makes one move. Resolves with {version, events?}; rejects with the server's ApiError when the
-   * move is refused. Lost connections are retried with the same move_id and the same version.
+   * move is refused (or "gone" when the page was left meanwhile). A lost connection is retried with
+   * the same move_id and the same version for as long as the page is open, with backoff (0.3 s
+   * doubling to 8 s, at once when the phone comes back online); `onRetry(attempt, error)` hears each
+   * failed try so the page can say so.
    */
-  async act(action) {
+  async act(action, { onRetry = () => {} } = {}) {
     const moveId = newMoveId();
     const version = this.version();
-    let lastError = null;
-    for (let attempt = 0; attempt < 8; attempt++) {
+    for (let attempt = 0; ; attempt++) {
+      if (this.closed) throw new ApiError("gone", "The page was left before the move was sent.");
       try {
         if (this.open && this.ws && this.ws.readyState === WebSocket.OPEN) {
           return await this.sendOverSocket(action, version, moveId);
@@ -278,21 +312,35 @@ export class PageLink {
         if (!(err instanceof ApiError)) throw err;
         if (err.code === "stale_version" && attempt > 0) {
           // Our first try may have gone through before the line broke: look for it in the log.
-          const done = await this.findMove(moveId);
+          const done = await this.findMove(moveId, version);
           if (done) return done;
         }
         if (!err.isConnection) throw err;
-        lastError = err;
-        await sleep(Math.min(4000, 300 * 2 ** attempt));
+        onRetry(attempt + 1, err);
+        await this.backoff(Math.min(8000, 300 * 2 ** attempt));
       }
     }
-    throw lastError;
   }
 
-  async findMove(moveId) {
+  /** Waits `ms`, or less when the phone comes back online. */
+  backoff(ms) {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        window.removeEventListener("online", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      window.addEventListener("online", done);
+    });
+  }
+
+  /** Looks for a move in the log after `version` (the version it was sent at); null if absent. */
+  async findMove(moveId, version) {
     try {
-      const log = await api.log(this.id);
-      const entry = (log.entries || []).find((e) => e.move_id === moveId);
+      const hit = (entries) => entries.find((e) => e.move_id === moveId);
+      const log = await readLog(this.id, { from: version + 1, stop: hit });
+      const entry = hit(log.entries || []);
       return entry ? { version: entry.version, events: entry.events } : null;
     } catch {
       return null;

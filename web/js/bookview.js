@@ -16,6 +16,13 @@ function standing(sum) {
   return `${cap(sum.side_to_act)} to flick`;
 }
 
+/** Whether the page waits for this phone's seat (a page on one phone is always "yours": not marked). */
+function yourMove(entry, sum) {
+  if (!sum || !entry.token || !entry.side || entry.side === "both") return false;
+  if (sum.status === "over" || sum.phase === "over") return false;
+  return sum.side_to_act === entry.side;
+}
+
 /** Draws the exercise book screen. */
 export function showBook() {
   const list = h("ul", { class: "book-list" });
@@ -31,8 +38,10 @@ export function showBook() {
     list.replaceChildren(...pages.map((p) => {
       const sum = byId.get(p.id);
       const when = new Date(sum && sum.updated_at ? sum.updated_at : p.openedAt || Date.now());
-      return h("li", { class: "book-item", dataset: { id: p.id } },
-        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${MODE_WORDS[(sum && sum.mode) || p.mode] || ""}`),
+      const yours = yourMove(p, sum);
+      return h("li", { class: `book-item${yours ? " your-move" : ""}`, dataset: { id: p.id } },
+        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${MODE_WORDS[(sum && sum.mode) || p.mode] || ""}`,
+          yours ? h("span", { class: "badge your" }, "your move") : null),
         h("div", {}, summaries ? standing(sum) : "…"),
         h("div", { class: "when" }, when.toLocaleString()),
         h("div", { class: "row" },

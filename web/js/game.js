@@ -1,59 +1,87 @@
-// The page screen: shows one page, lets the seat holder play it (setup, flicks, sends, stop,
-// resign), keeps it in step with the server and with the other side, and ends with the numbers.
+// The page screen: shows one page and lets the seat holder play it (setup, flicks, sends, stop,
+// resign), with the hand-over card on one phone and the end sheet. What the bars show comes from
+// controls.js (pure functions of the model, the turn options and this phone's ui state); keeping in
+// step with the server is sync.js's; what the turn allows is the server's (options.js).
 
 import { Animator } from "./animate.js";
-import { ApiError, PageLink, api } from "./api.js";
+import { ApiError, api } from "./api.js";
 import * as book from "./book.js";
+import { barNodes, presenceNodes, statusNodes } from "./bars.js";
+import { barView, isMyMove, statusView, waitingWords } from "./controls.js";
+import { pageMenu } from "./pagemenu.js";
 import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
+import { Narrator } from "./narrate.js";
+import { buzz, markYourMove, penScratch } from "./notice.js";
+import { aimContext, sendFrom, turnOptions } from "./options.js";
 import { go, pagePath } from "./nav.js";
+import { flickPreview } from "./preview.js";
 import { Renderer } from "./render.js";
 import { Input } from "./input.js";
+import { PageSync } from "./sync.js";
 import { shareSheet } from "./share.js";
 import { startPage } from "./start.js";
 import { endSheet } from "./ending.js";
 import { pageNumbers } from "./stats.js";
-import { cap, h, handOver, mount, sheet, toast } from "./ui.js";
-import { CODE_WORDS, MODE_WORDS, PRESET_WORDS, REASON_WORDS } from "./words.js";
+import { polylineLength } from "./paper.js";
+import { cap, clearToasts, h, handOver, mount, say, toast } from "./ui.js";
+import { CODE_WORDS, REASON_WORDS } from "./words.js";
+
+// A moment to look at the result of a move before the hand-over card covers the page.
+const HANDOVER_PAUSE_MS = 1100;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class GameScreen {
   /** Builds the page screen for page `id`; `seat` is {token, side} from the link or the book. */
   constructor(id, seat) {
     this.id = id;
     this.entry = book.entry(id) || { id };
-    this.token = seat.token || this.entry.token || null;
-    this.side = seat.side || this.entry.side || null;
-    this.mode = this.entry.mode || null;
-    this.kind = "snipe";
-    this.received = 0;
+    // What only this phone knows (controls.js reads it).
+    this.ui = {
+      token: seat.token || this.entry.token || null,
+      side: seat.side || this.entry.side || null,
+      mode: this.entry.mode || null,
+      kind: "snipe", sendFlow: null, sending: null, busy: false, online: null,
+    };
     this.model = null;
-    this.sendFlow = null;
     this.acting = null;
-    this.syncing = null;
-    this.presence = null;
-    this.online = null;
+    this.presenceNow = null;
     this.handedTo = null;
+    this.handing = null;
+    this.handPause = null;
     this.endShown = false;
     this.numbers = null;
     this.aimInfo = null;
-    this.pollTimer = null;
     this.gone = false;
+    this.yourMove = null;
+    this.narrator = new Narrator();
+    this.sync = new PageSync(this, { id, token: this.ui.token });
     this.build();
   }
 
+  get token() { return this.ui.token; }
+  get side() { return this.ui.side; }
+  get mode() { return this.ui.mode; }
+
   build() {
-    this.statusEl = h("div", { class: "status" });
+    this.statusEl = h("span", { class: "status" });
     this.presenceEl = h("div", { class: "presence" });
     this.top = h("header", { class: "topbar" },
       h("button", { class: "btn btn-quiet", type: "button", "aria-label": "exercise book", onclick: () => go("/#book") }, "☰"),
       this.statusEl, this.presenceEl,
       h("button", { class: "btn btn-quiet", type: "button", "aria-label": "page menu", onclick: () => this.menu() }, "⋯"));
-    this.canvas = h("canvas", { "aria-label": "the page", role: "img" });
-    this.stage = h("div", { class: "stage" }, this.canvas);
-    this.bottom = h("footer", { class: "bottombar" });
-    this.root = h("div", { class: "game" }, this.top, this.stage, this.bottom);
+    this.canvas = h("canvas", {
+      "aria-label": "the page — with the keyboard: n chooses a soldier, arrows aim, Enter flicks", role: "application", tabindex: "0",
+    });
+    this.zoomBtn = h("button", { class: "btn zoom-reset", type: "button", hidden: true, onclick: () => { this.renderer.resetZoom(); this.zoomed(1); } }, "Whole page");
+    this.stage = h("div", { class: "stage" }, this.canvas, this.zoomBtn);
+    this.hintEl = h("div", { class: "hint" });
+    this.actionsEl = h("div", { class: "actions" });
+    this.bottom = h("footer", { class: "bottombar" }, this.hintEl, this.actionsEl);
+    this.root = h("div", { class: "game" }, this.top, this.stage, this.bottom,
+      h("div", { class: "turn-hint", role: "note" }, h("p", {}, "Turn your phone upright — the page is tall.")));
     mount(this.root);
     this.renderer = new Renderer(this.canvas);
-    this.animator = new Animator(this.renderer, (ev) => this.announce(ev));
+    this.animator = new Animator(this.renderer, (ev, model) => this.announce(ev, model));
     this.input = new Input(this.renderer, this);
     this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
     this.resizeObserver.observe(this.stage);
@@ -65,142 +93,105 @@ export class GameScreen {
     try {
       snap = await api.page(this.id);
     } catch (err) {
-      this.statusEl.replaceChildren(h("div", { class: "who" }, "This page could not be opened."),
-        h("div", { class: "detail" }, err.message));
+      this.cannotOpen(err);
       return;
     }
-    this.mode = snap.mode || this.mode;
-    if (this.mode === "local" && this.token) this.side = "both";
+    this.ui.mode = snap.mode || this.ui.mode;
+    if (this.mode === "local" && this.token) this.ui.side = "both";
     this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset: this.entry.preset });
     this.setSnapshot(snap);
     this.handedTo = this.model.sideToAct;
+    this.turnPage();
     this.renderer.fitInside(this.stage);
-    if (this.mode !== "local" || !this.token) {
-      this.follow();
-    } else {
-      // One phone, one player at a time: nobody else moves, so no socket; actions go over HTTP.
-      this.link = new PageLink({ id: this.id, token: this.token, version: () => this.received, onEvents: () => {}, onSnapshot: () => {} });
-    }
+    this.sync.start(this.mode !== "local" || !this.token);
     if (this.entry.owner && (this.mode === "link" || this.mode === "live") && this.model.version === 0 && !this.entry.shared) {
       book.remember({ id: this.id, shared: true });
       this.share();
     }
     this.refresh();
-    this.maybeEnd();
+    this.maybeEnd(true);
   }
 
-  /** Follows the page live over its socket (with polling while the socket is down). */
-  follow() {
-    if (this.link) this.link.stop();
-    this.link = new PageLink({
-      id: this.id, token: this.token, version: () => this.received,
-      onEvents: (v, evs, o) => this.receive(v, evs, o),
-      onSnapshot: (s, seat) => {
-        if (seat && this.token && this.side !== seat) this.learnSide(seat);
-        this.whenIdle(() => this.setSnapshot(s));
-      },
-      wantSeat: () => !!this.token && this.side === null,
-      onWake: () => this.poll(true),
-      onPresence: (p) => { this.presence = p; this.refresh(); },
-      onStatus: (s) => { this.online = s; this.refresh(); },
-      onRefused: (err) => {
-        if (err.code === "bad_token" && this.token) {
-          // A seat link that no longer holds: keep following the page as a watcher.
-          toast(CODE_WORDS.bad_token, { kind: "refusal", ms: 4000 });
-          this.token = null;
-          this.side = null;
-          book.forget(this.id);
-          this.entry = book.remember({ id: this.id, mode: this.mode, preset: this.entry.preset });
-          this.follow();
-          this.refresh();
-        }
-      },
-    });
-    this.link.start();
-    clearInterval(this.pollTimer);
-    this.pollTimer = setInterval(() => this.poll(), 2000);
+  cannotOpen(err) {
+    const expired = err instanceof ApiError && err.code === "page_expired";
+    this.statusEl.replaceChildren(
+      h("span", { class: "who" }, expired ? "This page has expired." : "This page could not be opened."),
+      h("span", { class: "detail" }, expired ? CODE_WORDS.page_expired : err.message));
+    this.hintEl.textContent = expired ? CODE_WORDS.page_expired : "";
+    this.actionsEl.replaceChildren(h("button", { class: "btn btn-main", type: "button", onclick: () => go("/") }, "New page"));
   }
 
   /** Leaves the screen: closes the socket and timers. */
   close() {
     this.gone = true;
-    clearInterval(this.pollTimer);
+    this.sync.stop();
     this.resizeObserver.disconnect();
-    if (this.link) this.link.stop();
+    markYourMove(false);
   }
 
   setSnapshot(snap) {
-    if (this.model && snap.version < this.received) return;
-    this.received = snap.version;
+    if (this.model && snap.version < this.sync.received) return;
+    this.sync.received = snap.version;
     this.model = modelFromSnapshot(snap);
     this.renderer.setModel(this.model);
     this.refresh();
   }
 
-  /** Runs fn once no animation is playing. */
-  whenIdle(fn) {
-    this.animator.idle().then(() => { if (!this.gone) fn(); });
+  /** The turn options now (C6 from the server; see options.js). */
+  options() {
+    return turnOptions(this.model);
   }
 
-  /** Takes in the events of one or more actions, ending at `version`, and plays them. */
-  receive(version, events, { resume = false } = {}) {
-    if (this.gone || version <= this.received) return;
-    if (!resume && version > this.received + 1) {
-      this.catchUp();
-      return;
-    }
-    this.received = version;
-    this.sendFlow = null;
-    const model = this.model;
-    this.animator.play(model, events).then(() => {
-      model.version = Math.max(model.version, version);
-      this.sync();
-    });
+  // ---- what sync.js tells the screen ----
+
+  wantsSeat() {
+    return !!this.token && this.side === null;
+  }
+
+  seatNamed(seat) {
+    if (this.token && this.side !== seat) this.learnSide(seat);
+  }
+
+  presence(p) {
+    this.presenceNow = p;
     this.refresh();
   }
 
-  /** Fetches the actions this device missed from the log and plays them in order. */
-  async catchUp() {
-    try {
-      const log = await api.log(this.id);
-      for (const e of log.entries || []) if (e.version > this.received) this.receive(e.version, e.events, { resume: true });
-    } catch {
-      // Offline: the socket's reconnect or the next poll will try again.
-    }
+  online(status) {
+    this.ui.online = status;
+    this.refresh();
   }
 
-  /** Without a live socket (or when the phone wakes), looks for the other side's moves. */
-  async poll(evenIfOnline = false) {
-    if (this.gone || (this.link && this.link.open && !evenIfOnline) || this.acting || this.animator.busy) return;
-    if (!this.model || this.model.phase === "over") return;
-    try {
-      const snap = await api.page(this.id);
-      if (snap.version > this.received) await this.catchUp();
-    } catch {
-      // Try again at the next tick.
+  refused(err) {
+    if (err.code === "page_expired") {
+      this.cannotOpen(err);
+      return;
     }
-  }
-
-  /** After a batch has played, takes the server's snapshot so turn, chain and setup are exact. */
-  sync() {
-    if (this.syncing) return this.syncing;
-    this.syncing = (async () => {
-      await this.animator.idle();
-      try {
-        const snap = await api.page(this.id);
-        if (snap.version === this.received) this.setSnapshot(snap);
-        else if (snap.version > this.received) await this.catchUp();
-      } catch {
-        // Keep the model from the events; the next batch will sync again.
-      } finally {
-        this.syncing = null;
-      }
+    if (err.code === "bad_token" && this.token) {
+      // A seat link that no longer holds: keep following the page as a watcher.
+      toast(CODE_WORDS.bad_token, { kind: "refusal", ms: 4000 });
+      this.ui.token = null;
+      this.ui.side = null;
+      book.forget(this.id);
+      this.entry = book.remember({ id: this.id, mode: this.mode, preset: this.entry.preset });
+      this.sync.rejoin(null);
+      this.turnPage();
       this.refresh();
-      // The hand-over card waits for a tap; syncing is done meanwhile.
-      this.maybeHandOver();
-      this.maybeEnd();
-    })();
-    return this.syncing;
+    }
+  }
+
+  /** A batch has been drawn: its events are said in words. */
+  played() {
+    const words = this.narrator.flush();
+    if (words) say(words);
+  }
+
+  /** The server's snapshot has been taken after a batch. */
+  settled() {
+    this.refresh();
+    // The hand-over card waits for a tap; settling is done meanwhile.
+    this.maybeHandOver();
+    this.maybeEnd(false);
   }
 
   async maybeHandOver() {
@@ -210,31 +201,57 @@ export class GameScreen {
       return;
     }
     if (m.sideToAct && this.handedTo && m.sideToAct !== this.handedTo) {
-      this.handedTo = m.sideToAct;
+      const side = m.sideToAct;
+      this.handedTo = side;
       const words = m.phase === "positioning" ? "Arrange your soldiers, then tap Ready." : "Flick one soldier: press, pull back, let go.";
-      this.handing = handOver(m.sideToAct, words);
+      this.handing = (async () => {
+        // A moment to look at what happened before the card covers it.
+        this.handPause = sleep(HANDOVER_PAUSE_MS);
+        await this.handPause;
+        this.handPause = null;
+        if (this.gone) return;
+        clearToasts();
+        const card = handOver(side, words);
+        this.renderer.resetZoom();
+        this.zoomed(1);
+        // Behind the card the page turns to face the player taking the phone.
+        this.turnPage();
+        await card;
+      })();
+      this.refresh();
       await this.handing;
       this.handing = null;
       this.refresh();
+      return;
     }
     this.handedTo = m.sideToAct;
+  }
+
+  /**
+   * Turns the page half a turn for the red seat (link, live, or a bot page played as red); on one
+   * phone it follows the side to act, turning with the hand-over. Watchers keep blue at the bottom.
+   */
+  turnPage() {
+    const m = this.model;
+    if (!m) return;
+    let red = false;
+    if (this.side === "red" && this.token) red = true;
+    else if (this.side === "both" && m.phase !== "bases" && m.phase !== "over") red = this.handedTo === "red";
+    this.renderer.setFlip(red);
   }
 
   // ---- what the player may touch (asked by Input) ----
 
   myMove() {
-    const m = this.model;
-    if (!m || !this.token || m.phase === "over" || !m.sideToAct) return false;
-    if (this.mode === "bot" && this.side && this.side !== m.sideToAct) return false;
-    return this.side === "both" || this.side === null || this.side === m.sideToAct;
+    return isMyMove(this.model, this.ui);
   }
 
   tool() {
-    if (this.animator.busy || this.acting || this.syncing || this.handing || !this.myMove()) return "tap";
+    if (this.animator.busy || this.acting || this.sync.settling || this.handing || !this.myMove()) return "tap";
     const phase = this.model.phase;
     if (phase === "bases") return "draw_base";
     if (phase === "positioning") return "arrange";
-    if (phase === "play") return this.sendFlow && this.sendFlow.step !== "count" ? "pick_base" : "flick";
+    if (phase === "play") return this.ui.sendFlow && this.ui.sendFlow.step !== "count" ? "pick_base" : "flick";
     return "tap";
   }
 
@@ -248,24 +265,44 @@ export class GameScreen {
   }
 
   flickable() {
-    const m = this.model;
-    const chain = m.turn && m.turn.chain;
-    return [...m.soldiers.values()].filter((s) => s.side === m.sideToAct && s.alive && !s.on_road && (!chain || s.id === chain.soldier));
+    const o = this.options();
+    if (!o) return [];
+    return o.flickable.map((id) => this.model.soldiers.get(id)).filter(Boolean);
   }
 
   aimContext() {
-    const m = this.model;
-    const r = m.rules;
-    const chain = m.turn && m.turn.chain;
-    return {
-      steady: m.turn && m.turn.last_stand ? r.last_stand_steady ?? 1 : 1,
-      link: chain ? chain.link ?? 1 : 0,
-    };
+    return aimContext(this.options());
+  }
+
+  kindName() {
+    const o = this.options();
+    return o && o.kinds && o.kinds.length === 1 ? cap(o.kinds[0]) : cap(this.ui.kind);
+  }
+
+  /** Snipe ↔ lunge (the keyboard's `k`); held on lunge while a chain is pending. */
+  switchKind() {
+    const o = this.options();
+    if (o && o.kinds && o.kinds.length === 1) return;
+    this.ui.kind = this.ui.kind === "snipe" ? "lunge" : "snipe";
+    this.refresh();
+  }
+
+  waitingWords() {
+    if (!this.token) return "You are watching this page.";
+    return waitingWords(this.model, this.ui) || "Not now.";
+  }
+
+  say(text) {
+    say(text);
+  }
+
+  zoomed(zoom) {
+    this.zoomBtn.hidden = zoom <= 1.001;
   }
 
   aiming(preview) {
     this.aimInfo = preview;
-    this.refreshHint();
+    this.renderHint();
   }
 
   hint(text, at) {
@@ -280,7 +317,7 @@ export class GameScreen {
     const m = this.model;
     if (!m || m.phase === "over") return;
     if (!this.token) toast("You are watching this page.", { at });
-    else if (!this.myMove() && m.sideToAct) toast(this.waitingWords(), { at });
+    else if (!this.myMove() && m.sideToAct) toast(waitingWords(m, this.ui), { at });
     else if (m.phase === "play") toast("Press one of your soldiers, pull back, let go.", { at });
   }
 
@@ -300,12 +337,21 @@ export class GameScreen {
   }
 
   flick(id, vector, at) {
-    const chain = this.model.turn && this.model.turn.chain;
-    this.act({ type: "flick", soldier: id, kind: chain ? "lunge" : this.kind, vector }, at);
+    const o = this.options();
+    const kind = o && o.kinds && o.kinds.length === 1 ? o.kinds[0] : this.ui.kind;
+    const s = this.model.soldiers.get(id);
+    // The aim stays on the page, marked as on its way, until the ink comes back.
+    if (s) {
+      const len = Math.hypot(vector[0], vector[1]) || 1;
+      const pv = flickPreview(this.model.rules, len, this.aimContext());
+      this.renderer.overlay.sending = { from: { x: s.x, y: s.y }, dir: { x: vector[0] / len, y: vector[1] / len }, reach: pv.reach, side: s.side };
+    }
+    this.act({ type: "flick", soldier: id, kind, vector }, at, "flick");
   }
 
   pickBase(p, at) {
-    const f = this.sendFlow;
+    const f = this.ui.sendFlow;
+    const o = this.options();
     const side = this.model.sideToAct;
     const b = baseAt(this.model, p.x, p.y, side);
     if (!b) {
@@ -313,42 +359,55 @@ export class GameScreen {
       return;
     }
     if (f.step === "from") {
-      const men = garrison(this.model, b);
-      if (!men.length) {
-        toast("That base has no soldier inside to send.", { at });
+      if (!sendFrom(o, b.id)) {
+        toast("No convoy can leave that base now.", { at });
         return;
       }
-      this.sendFlow = { step: "count", from: b.id, max: Math.min(this.model.rules.send_max ?? 5, men.length) };
+      const men = garrison(this.model, b);
+      this.ui.sendFlow = { step: "count", from: b.id, max: Math.min(o.send.max, men.length) };
     } else if (f.step === "to") {
-      if (b.id === f.from) {
-        toast("Pick another base to send them to.", { at });
+      const allowed = (o && o.send && o.send.from[f.from]) || [];
+      if (!allowed.includes(b.id)) {
+        toast(b.id === f.from ? "Pick another base to send them to." : "They cannot walk there.", { at });
         return;
       }
       const from = this.model.bases.get(f.from);
       const men = garrison(this.model, from)
         .sort((a, c) => Math.hypot(a.x - b.x, a.y - b.y) - Math.hypot(c.x - b.x, c.y - b.y))
         .slice(0, f.count);
-      this.sendFlow = null;
+      this.ui.sendFlow = null;
       this.act({ type: "send", from: f.from, to: b.id, soldiers: men.map((s) => s.id) }, at);
     }
     this.refresh();
   }
 
-  /** Sends one action; resolves true when the server took it. Refusals are said near the finger. */
-  async act(action, at = null) {
+  /**
+   * Sends one action; resolves true when the server took it. While it is on its way the bar says
+   * so; a lost line is retried as long as the page is open; a refusal is said near the finger.
+   */
+  async act(action, at = null, what = null) {
     if (this.acting) return false;
     const sideBefore = this.model.sideToAct;
+    const noun = what === "flick" ? "flick" : "move";
+    this.ui.sending = what === "flick" ? "Sending your flick…" : null;
     this.acting = (async () => {
       this.refresh();
       try {
-        const res = await this.link.act(action);
+        const res = await this.sync.act(action, {
+          onRetry: (attempt) => {
+            this.ui.sending = `No connection — your ${noun} will be sent when the line is back (try ${attempt + 1})…`;
+            this.refresh();
+          },
+        });
         if (this.side === null && sideBefore) this.learnSide(sideBefore);
-        if (res.events) this.receive(res.version, res.events);
+        if (res.events) this.sync.receive(res.version, res.events);
         return true;
       } catch (err) {
-        this.refuse(err, at, sideBefore);
+        if (!(err instanceof ApiError && err.code === "gone")) this.refuse(err, at, sideBefore, what === "flick");
         return false;
       } finally {
+        this.ui.sending = null;
+        this.renderer.overlay.sending = null;
         this.acting = null;
         this.refresh();
       }
@@ -357,31 +416,44 @@ export class GameScreen {
   }
 
   learnSide(side) {
-    this.side = side;
+    this.ui.side = side;
     book.remember({ id: this.id, side });
+    this.turnPage();
   }
 
-  refuse(err, at, sideBefore) {
+  refuse(err, at, sideBefore, wasFlick) {
+    const not = wasFlick ? "Your flick was not made: " : "";
     if (!(err instanceof ApiError)) {
-      toast("Something went wrong on this phone.", { at, kind: "refusal" });
+      toast(`${not}something went wrong on this phone.`, { at, kind: "refusal" });
       return;
     }
     if (err.code === "not_your_turn" && this.side === null && sideBefore) this.learnSide(otherSide(sideBefore));
-    if (err.code === "stale_version" && err.body && err.body.snapshot) this.whenIdle(() => this.setSnapshot(err.body.snapshot));
-    else if (err.code === "stale_version") this.catchUp();
+    if (err.code === "stale_version" && err.body && err.body.snapshot) this.animator.idle().then(() => { if (!this.gone) this.setSnapshot(err.body.snapshot); });
+    else if (err.code === "stale_version") this.sync.catchUp();
     // The refusal always comes from the server; known reasons are said in the game's words, any
     // other in the server's own message.
     const words = REASON_WORDS[err.reason] || (err.code !== "illegal_action" && CODE_WORDS[err.code]) || err.message;
-    toast(words, { at, kind: "refusal", ms: 3600 });
+    toast(`${not}${wasFlick ? words.charAt(0).toLowerCase() + words.slice(1) : words}`, { at, kind: "refusal", ms: 4200 });
+    if (wasFlick) say(`Your flick was not made: ${words}`);
   }
 
   // ---- what the page says ----
 
-  announce(ev) {
-    // On one phone the switch goes back to snipe for the next player.
-    if (ev.type === "turn" && this.mode === "local") this.kind = "snipe";
+  announce(ev, model) {
+    this.narrator.hear(ev, model);
+    if (ev.type === "ink") {
+      const speed = 1000 * (0.55 + 0.45 * Math.min(1, Math.max(0, ev.power ?? 1)));
+      penScratch(this.animator.instant ? 0.08 : polylineLength(ev.points) / speed);
+    }
+    if (ev.type === "turn") {
+      // A new turn: half-made choices of the last one are gone.
+      this.ui.sendFlow = null;
+      this.input.putKeyAimDown();
+      if (this.mode === "local") this.ui.kind = "snipe";
+    }
     if (ev.type === "bonus") {
-      const words = ev.reason === "two_with_one_bullet" ? "Two with one bullet! One more flick." : `Lunge again! (${ev.credits})`;
+      const words = ev.reason === "two_with_one_bullet" ? "Two with one bullet! One more flick."
+        : ev.credits > 0 ? `Lunge again! (${ev.credits})` : "Chain stopped.";
       toast(words);
     } else if (ev.type === "turn" && ev.last_stand) {
       toast(`Last stand: ${cap(ev.side)} flicks twice, with a steadier hand.`);
@@ -390,58 +462,36 @@ export class GameScreen {
     } else if (ev.type === "game_over") {
       toast(`${cap(ev.winner)} wins!`);
     }
-  }
-
-  waitingWords() {
-    const m = this.model;
-    const who = m.sideToAct;
-    if (this.mode === "bot" && who !== this.side) return "Dawood-bot is thinking…";
-    const doing = m.phase === "bases" ? "drawing a base" : m.phase === "positioning" ? "arranging soldiers" : "flicking";
-    return `${cap(who)} is ${doing}…`;
-  }
-
-  statusWords() {
-    const m = this.model;
-    if (!m) return ["", ""];
-    const who = m.sideToAct;
-    const r = m.rules;
-    if (m.phase === "over") return [m.winner ? `${cap(m.winner)} wins` : "The page is finished", m.endReason === "resigned" ? "by resignation" : "every enemy soldier crossed out"];
-    const you = this.side && this.side !== "both" && who === this.side;
-    const name = you ? "Your turn" : cap(who);
-    if (m.phase === "bases") {
-      const drawn = (m.setup.bases_drawn || {})[who] ?? 0;
-      return [`${name}: draw a base`, `${cap(who)} has ${drawn} of ${r.bases_per_side ?? "?"} bases`];
-    }
-    if (m.phase === "positioning") return [`${name}: arrange soldiers`, "drag them inside or just outside your rings, then Ready"];
-    const t = m.turn || {};
-    const left = t.flicks_left ?? 0;
-    const detail = t.chain ? `lunge again: ${t.chain.credits} left` : `${left} flick${left === 1 ? "" : "s"} left${t.sent ? " · sent" : ""}`;
-    return [`${name}${you ? "" : " to flick"}`, detail];
+    // The bars follow the events as they are drawn.
+    if (["turn", "phase", "game_over", "bonus", "send"].includes(ev.type)) this.refresh();
   }
 
   refresh() {
     if (!this.model || this.gone) return;
     const m = this.model;
-    const [line1, line2] = this.statusWords();
-    const t = m.turn || {};
-    const who = m.phase === "over" ? m.winner : m.sideToAct;
-    this.statusEl.replaceChildren(
-      h("div", { class: `who ${who || ""}` }, line1,
-        t.chain && m.phase === "play" ? h("span", { class: "badge" }, "lunge again") : null,
-        t.last_stand && m.phase === "play" ? h("span", { class: "badge stand" }, "last stand") : null),
-      h("div", { class: "detail" }, line2, this.online === "offline" ? h("span", { class: "net" }, " · reconnecting…") : null));
-    this.presenceEl.replaceChildren(...this.presenceBits());
-    this.overlays();
-    this.bar();
+    this.ui.busy = this.animator.busy;
+    const opts = this.options();
+    const st = statusView(m, opts, this.ui);
+    this.statusEl.replaceChildren(...statusNodes(st, this.ui.online === "offline"));
+    this.presenceEl.replaceChildren(...presenceNodes(this.presenceNow, this.mode));
+    this.overlays(opts);
+    this.renderBar(barView(m, opts, this.ui));
+    this.noticeYourMove();
     this.renderer.requestDraw();
   }
 
-  presenceBits() {
-    if (!this.presence || (this.mode !== "live" && this.mode !== "link")) return [];
-    return ["blue", "red"].map((s) => h("span", {}, h("span", { class: `dot${this.presence[s] ? " on" : ""}`, title: `${s} ${this.presence[s] ? "here" : "away"}` }), cap(s)));
+  /** In shared-link and real-time pages the tab and the phone say when it becomes your move. */
+  noticeYourMove() {
+    if (this.mode !== "link" && this.mode !== "live" && this.mode !== "bot") return;
+    const mine = this.myMove() && this.side !== "both";
+    if (mine === this.yourMove) return;
+    const before = this.yourMove;
+    this.yourMove = mine;
+    markYourMove(mine);
+    if (mine && before === false) buzz();
   }
 
-  overlays() {
+  overlays(opts) {
     const o = this.renderer.overlay;
     const m = this.model;
     const mine = this.myMove() && !this.animator.busy;
@@ -454,88 +504,40 @@ export class GameScreen {
     }
     o.pickBases = null;
     o.pickedBase = null;
-    if (this.sendFlow) {
-      const own = [...m.bases.values()].filter((b) => b.side === m.sideToAct);
-      o.pickBases = this.sendFlow.step === "from" ? own.filter((b) => garrison(m, b).length).map((b) => b.id) : own.filter((b) => b.id !== this.sendFlow.from).map((b) => b.id);
-      o.pickedBase = this.sendFlow.from || null;
+    const f = this.ui.sendFlow;
+    if (f && opts && opts.send) {
+      o.pickBases = f.step === "from" ? Object.keys(opts.send.from) : opts.send.from[f.from] || [];
+      o.pickedBase = f.from || null;
     }
   }
 
-  refreshHint() {
-    if (!this.hintEl) return;
+  renderHint() {
     if (this.aimInfo) {
       const pct = Math.round(this.aimInfo.power * 100);
-      this.hintEl.textContent = `${this.kind === "lunge" || (this.model.turn && this.model.turn.chain) ? "Lunge" : "Snipe"} · power ${pct}% · slide back to the soldier to cancel`;
+      this.hintEl.textContent = `${this.kindName()} · power ${pct}% · slide back to cancel`;
     } else {
       this.hintEl.textContent = this.hintText || "";
     }
+    this.hintEl.classList.toggle("sending", !!this.ui.sending);
   }
 
-  bar() {
-    const m = this.model;
-    const items = [];
-    const b = (label, onclick, cls = "btn", extra = {}) => h("button", { class: cls, type: "button", onclick, ...extra }, label);
-    this.hintText = "";
-    if (m.phase === "over") {
-      items.push(b("Numbers", () => this.endSheet(), "btn btn-main"), b("Replay", () => go(pagePath(this.id, "replay"))), b("Rematch", () => this.rematch()));
-    } else if (!this.token) {
-      this.hintText = `Watching · ${this.waitingWords()}`;
-    } else if (!this.myMove()) {
-      this.hintText = this.waitingWords();
-      if (this.mode === "link" || this.mode === "live") items.push(b("Share link", () => this.share()));
-    } else if (m.phase === "bases") {
-      this.hintText = "Press where the centre goes, drag out the circle — in your half.";
-      const any = Object.values(m.setup.bases_drawn || {}).some((n) => n > 0) || m.bases.size > 0;
-      if (!any) items.push(b("Quick setup", () => this.act({ type: "quick_setup" }), "btn btn-main", { "data-action": "quick_setup" }));
-    } else if (m.phase === "positioning") {
-      this.hintText = "Drag soldiers to arrange them, then tap Ready.";
-      items.push(b("Ready", () => this.act({ type: "ready" }), "btn btn-main", { "data-action": "ready" }));
-    } else if (m.phase === "play") {
-      const t = m.turn || {};
-      if (this.sendFlow) {
-        const f = this.sendFlow;
-        if (f.step === "from") this.hintText = "Send: tap the base they leave from.";
-        if (f.step === "count") {
-          this.hintText = "How many soldiers walk?";
-          for (let n = 1; n <= f.max; n++) items.push(b(String(n), () => { this.sendFlow = { ...f, step: "to", count: n }; this.refresh(); }, "btn btn-round", { "data-count": n }));
-        }
-        if (f.step === "to") this.hintText = `Send ${f.count}: tap the base they walk to.`;
-        items.push(b("Cancel", () => { this.sendFlow = null; this.refresh(); }));
-      } else {
-        this.hintText = t.chain ? "Lunge again with the same soldier — or stop." : "Press a soldier, pull back, let go.";
-        const sw = h("div", { class: "switch", role: "radiogroup", "aria-label": "snipe or lunge" },
-          ["snipe", "lunge"].map((k) => h("button", {
-            type: "button", role: "radio", class: (t.chain ? k === "lunge" : this.kind === k) ? "on" : "",
-            "aria-checked": String(this.kind === k), disabled: !!t.chain, "data-kind": k,
-            onclick: () => { this.kind = k; this.refresh(); },
-          }, k === "snipe" ? "Snipe" : "Lunge")));
-        items.push(sw);
-        items.push(b("Send", () => { this.sendFlow = { step: "from" }; this.refresh(); }, "btn", { disabled: !!t.sent, "data-action": "send" }));
-        if (t.flicked || t.chain) items.push(b(t.chain ? "Stop" : "End turn", () => this.act({ type: "stop" }), "btn", { "data-action": "stop" }));
-      }
-    }
-    this.hintEl = h("div", { class: "hint" });
-    this.bottom.replaceChildren(this.hintEl, ...items);
-    this.refreshHint();
+  renderBar(view) {
+    this.hintText = view.hint;
+    const on = {
+      numbers: () => this.endSheet(), replay: () => go(pagePath(this.id, "replay")), rematch: () => this.rematch(),
+      share: () => this.share(), quick_setup: () => this.act({ type: "quick_setup" }), ready: () => this.act({ type: "ready" }),
+      send: () => { this.ui.sendFlow = { step: "from" }; this.refresh(); },
+      stop: () => this.act({ type: "stop" }),
+      cancel_send: () => { this.ui.sendFlow = null; this.refresh(); },
+      count: (n) => { this.ui.sendFlow = { ...this.ui.sendFlow, step: "to", count: n }; this.refresh(); },
+      kind: (k) => { this.ui.kind = k; this.refresh(); },
+    };
+    this.actionsEl.replaceChildren(...barNodes(view, on));
+    this.renderHint();
   }
 
   menu() {
-    const m = this.model;
-    const canResign = this.token && m && m.phase !== "over";
-    const s = sheet("This page", h("div", { class: "stack" },
-      h("p", {}, `${PRESET_WORDS[this.entry.preset] || "A page"} · ${MODE_WORDS[this.mode] || ""}`),
-      this.mode === "link" || this.mode === "live" ? h("button", { class: "btn", type: "button", onclick: () => { s.close(); this.share(); } }, "Share links") : null,
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(pagePath(this.id, "replay")); } }, "Replay this page"),
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/#how"); } }, "How to play"),
-      h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/"); } }, "New page"),
-      canResign ? h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); this.confirmResign(); } }, "Resign") : null,
-      h("button", { class: "btn btn-quiet", type: "button", onclick: () => s.close() }, "Close")));
-  }
-
-  confirmResign() {
-    const s = sheet("Resign this page?", h("div", { class: "row" },
-      h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); this.act({ type: "resign" }); } }, "Resign"),
-      h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Keep playing")));
+    pageMenu(this);
   }
 
   share() {
@@ -543,9 +545,13 @@ export class GameScreen {
     shareSheet(entry);
   }
 
-  maybeEnd() {
+  /** Opens the end sheet once: when the page ends on this phone, not on every later visit. */
+  maybeEnd(opening) {
     if (!this.model || this.model.phase !== "over" || this.endShown) return;
     this.endShown = true;
+    const seen = (book.entry(this.id) || {}).endSeen;
+    book.remember({ id: this.id, endSeen: true });
+    if (opening && seen) return;
     this.endSheet();
   }
 
@@ -580,23 +586,25 @@ export class GameScreen {
   /** What the browser tests may read. */
   testState() {
     const m = this.model;
+    const v = this.renderer.view;
     return m ? {
-      screen: "page", id: this.id, mode: this.mode, side: this.side, version: this.received, phase: m.phase,
-      sideToAct: m.sideToAct, turn: m.turn, winner: m.winner, online: this.online, presence: this.presence,
-      inkCount: m.ink.length, tool: this.tool(),
-      waiting: { animating: this.animator.busy, sending: !!this.acting, syncing: !!this.syncing, handOver: !!this.handing },
+      screen: "page", id: this.id, mode: this.mode, side: this.side, version: this.sync.received, phase: m.phase,
+      sideToAct: m.sideToAct, turn: m.turn, options: this.options(), winner: m.winner, online: this.ui.online, presence: this.presenceNow,
+      inkCount: m.ink.length, tool: this.tool(), view: { flip: v.flip, zoom: v.zoom, panX: v.panX, panY: v.panY },
+      waiting: { animating: this.animator.busy, sending: !!this.acting, syncing: !!this.sync.settling, handOver: !!this.handing },
       bases: [...m.bases.values()], soldiers: [...m.soldiers.values()],
     } : { screen: "page", id: this.id, loading: true };
   }
 
-  /** Resolves when nothing is animating, sending or syncing. */
+  /** Resolves when nothing is animating, sending or syncing (and a hand-over card, if due, shows). */
   async idle() {
     if (this.opening) await this.opening;
     for (let i = 0; i < 50; i++) {
       await this.animator.idle();
       if (this.acting) await this.acting;
-      if (this.syncing) await this.syncing;
-      if (!this.animator.busy && !this.acting && !this.syncing) return;
+      if (this.sync.settling) await this.sync.settling;
+      if (this.handPause) await this.handPause;
+      if (!this.animator.busy && !this.acting && !this.sync.settling && !this.handPause) return;
     }
   }
 }

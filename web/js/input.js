@@ -1,37 +1,37 @@
-// Turns pointer gestures on the page into moves: drag a circle to draw a base, drag soldiers to
-// arrange them, press-pull-release to flick (slide back into the soldier to cancel), tap a base to
-// pick it. Works the same with a finger, a pen or a mouse. It only proposes: the server decides.
+// Turns pointer gestures and keys on the page into moves: drag a circle to draw a base, drag soldiers
+// to arrange them, press-pull-release to flick (slide back into the soldier to cancel), tap a base to
+// pick it; two fingers pinch-zoom and pan the page. With keys: choose a soldier, turn the aim and set
+// the power, then flick. Works the same with a finger, a pen or a mouse. It only proposes: the
+// server decides.
+
+import { flickPreview } from "./preview.js";
 
 // Half the 44 CSS px a finger needs: soldiers are tiny dots, so their hit area is this radius.
 const HIT_RADIUS_CSS = 22;
 const TAP_CSS = 8;
-
-/** Reach and spread of a flick at pull length `pull` under the page's rules (RULES.md §4). */
-function flickPreview(rules, pull, { steady = 1, link = 0 } = {}) {
-  const t = Math.min(1, pull / rules.pull_max);
-  const curve = t ** rules.reach_curve;
-  const diagonal = Math.hypot(rules.page_width, rules.page_height);
-  const reach = diagonal * (rules.reach_min_frac + (1 - rules.reach_min_frac) * curve);
-  const sigma = (rules.wildness * curve + (rules.lunge_link_shake || 0) * link) * steady;
-  return { power: t, reach, sigma };
-}
+const DEG = Math.PI / 180;
 
 export class Input {
   /**
    * Listens on the renderer's canvas. `app` answers what may be touched (tool(), soldiersToDrag(),
-   * flickable(), pickableBases(), aimContext()) and hears the moves (drawBase, moveSoldier, flick,
-   * pickBase, tap, hint).
+   * flickable(), aimContext(), kind()) and hears the moves (drawBase, moveSoldier, flick, pickBase,
+   * tap, hint, aiming, say, zoomed).
    */
   constructor(renderer, app) {
     this.r = renderer;
     this.app = app;
     this.gesture = null;
+    this.pointers = new Map();
+    this.pinch = null;
+    this.keyAim = null;
     const c = renderer.canvas;
     c.addEventListener("pointerdown", (e) => this.down(e));
     c.addEventListener("pointermove", (e) => this.move(e));
     c.addEventListener("pointerup", (e) => this.up(e, false));
     c.addEventListener("pointercancel", (e) => this.up(e, true));
     c.addEventListener("contextmenu", (e) => e.preventDefault());
+    c.addEventListener("keydown", (e) => this.key(e));
+    c.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
   }
 
   hitUnits() {
@@ -49,10 +49,25 @@ export class Input {
   }
 
   down(e) {
-    if (this.gesture || (e.pointerType === "mouse" && e.button !== 0)) return;
+    if (e.pointerType === "mouse" && e.button !== 0) return;
+    this.pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    try { this.r.canvas.setPointerCapture(e.pointerId); } catch { /* the pointer may already be gone */ }
+    e.preventDefault();
+    if (this.pointers.size === 2) {
+      // A second finger: whatever the first one started is put down, and the two zoom and pan.
+      if (this.gesture) this.abandon();
+      const [a, b] = [...this.pointers.values()];
+      this.pinch = { mid: mid(a, b), d: Math.hypot(a.x - b.x, a.y - b.y) || 1 };
+      return;
+    }
+    if (this.pointers.size > 2 || this.pinch || this.gesture) return;
+    this.putKeyAimDown();
+    // The transform is frozen for the whole gesture: nothing that moves the page meanwhile can
+    // change what the finger means.
+    this.r.freeze();
     const p = this.r.toPage(e.clientX, e.clientY);
     const tool = this.app.tool();
-    const g = { id: e.pointerId, tool, start: p, client: { x: e.clientX, y: e.clientY }, moved: false };
+    const g = { id: e.pointerId, tool, start: p, client: { x: e.clientX, y: e.clientY }, moved: false, maxPull: 0 };
     if (tool === "draw_base") {
       g.side = this.app.drawSide();
     } else if (tool === "arrange") {
@@ -65,12 +80,22 @@ export class Input {
       g.tool = tool === "pick_base" ? "pick_base" : "tap";
     }
     this.gesture = g;
-    try { this.r.canvas.setPointerCapture(e.pointerId); } catch { /* the pointer may already be gone */ }
-    e.preventDefault();
     this.move(e);
   }
 
   move(e) {
+    if (this.pointers.has(e.pointerId)) this.pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (this.pinch) {
+      if (this.pointers.size < 2) return;
+      const [a, b] = [...this.pointers.values()];
+      const m = mid(a, b);
+      const d = Math.hypot(a.x - b.x, a.y - b.y) || 1;
+      this.r.zoomAt(this.pinch.mid.x, this.pinch.mid.y, (this.r.view.zoom * d) / this.pinch.d);
+      this.r.panBy(m.x - this.pinch.mid.x, m.y - this.pinch.mid.y);
+      this.pinch = { mid: m, d };
+      this.app.zoomed(this.r.view.zoom);
+      return;
+    }
     const g = this.gesture;
     if (!g || e.pointerId !== g.id) return;
     const p = this.r.toPage(e.clientX, e.clientY);
@@ -87,44 +112,74 @@ export class Input {
       o.positions = o.positions || new Map();
       o.positions.set(g.soldier.id, { x: p.x, y: p.y });
       o.selected = { x: p.x, y: p.y };
+      o.loupe = g.moved ? { at: p, dir: null } : null;
     } else if (g.tool === "flick") {
       const s = g.soldier;
       const dx = s.x - p.x;
       const dy = s.y - p.y;
       const pull = Math.hypot(dx, dy);
+      g.maxPull = Math.max(g.maxPull, pull);
       const cancel = pull < this.hitUnits();
-      const ctx = this.app.aimContext(s);
-      const pv = flickPreview(rules, pull, ctx);
-      // A pull longer than pull_max is full power already; sending it just over that length (so that
-      // rounding keeps it full power) keeps a drag that wandered off the page from ever being refused.
-      const full = rules.pull_max + 1;
-      const scale = pull > full ? full / pull : 1;
-      g.vector = [dx * scale, dy * scale];
-      g.cancel = cancel;
-      o.selected = { x: s.x, y: s.y };
-      o.aim = {
-        from: { x: s.x, y: s.y }, finger: p, side: s.side, cancel,
-        dir: { x: dx / (pull || 1), y: dy / (pull || 1) }, reach: pv.reach,
-        // A faint cone of about two spreads either side: where nearly every line at this power lands.
-        spread: Math.min(Math.PI / 2, 2 * pv.sigma),
-      };
-      this.app.aiming(cancel ? null : pv);
+      this.showAim(g, s, dx, dy, cancel);
+      o.loupe = { at: p, dir: pull ? { x: dx / pull, y: dy / pull } : null };
     }
     this.r.requestDraw();
   }
 
-  up(e, cancelled) {
+  /** Draws the aim for soldier s pulled by (dx, dy) and remembers the vector to send. */
+  showAim(g, s, dx, dy, cancel) {
+    const o = this.r.overlay;
+    const rules = this.r.rules;
+    const pull = Math.hypot(dx, dy);
+    const pv = flickPreview(rules, pull, this.app.aimContext());
+    // A pull longer than pull_max is full power already; sending it just over that length (so that
+    // rounding keeps it full power) keeps a drag that wandered off the page from ever being refused.
+    const full = rules.pull_max + 1;
+    const scale = pull > full ? full / pull : 1;
+    g.vector = [dx * scale, dy * scale];
+    g.cancel = cancel;
+    o.selected = { x: s.x, y: s.y };
+    o.aim = {
+      from: { x: s.x, y: s.y }, finger: { x: s.x - dx, y: s.y - dy }, side: s.side, cancel,
+      dir: { x: dx / (pull || 1), y: dy / (pull || 1) }, reach: pv.reach,
+      // A faint cone of about two spreads either side: where nearly every line at this power lands.
+      spread: Math.min(Math.PI / 2, 2 * pv.sigma),
+    };
+    this.app.aiming(cancel ? null : pv);
+    return pv;
+  }
+
+  /** Puts down the gesture in progress without making a move (a second finger arrived). */
+  abandon() {
     const g = this.gesture;
-    if (!g || e.pointerId !== g.id) return;
     this.gesture = null;
+    this.clearOverlay(g);
+    if (g && g.tool === "flick") this.app.aiming(null);
+  }
+
+  clearOverlay(g) {
     const o = this.r.overlay;
     o.draft = null;
     o.aim = null;
     o.selected = null;
+    o.loupe = null;
+    if (g && g.tool === "arrange" && o.positions) o.positions.delete(g.soldier.id);
+    this.r.unfreeze();
+    this.r.requestDraw();
+  }
+
+  up(e, cancelled) {
+    this.pointers.delete(e.pointerId);
+    if (this.pinch) {
+      if (this.pointers.size === 0) this.pinch = null;
+      return;
+    }
+    const g = this.gesture;
+    if (!g || e.pointerId !== g.id) return;
+    this.gesture = null;
+    this.clearOverlay(g);
     const at = g.lastClient || g.client;
     const p = g.last || g.start;
-    if (g.tool === "arrange" && o.positions) o.positions.delete(g.soldier.id);
-    this.r.requestDraw();
     if (g.tool === "flick") this.app.aiming(null);
     if (cancelled) return;
     if (g.tool === "draw_base") {
@@ -141,7 +196,10 @@ export class Input {
       this.app.moveSoldier(g.soldier.id, { x: round(p.x), y: round(p.y) }, at);
     } else if (g.tool === "flick") {
       if (g.cancel || !g.vector) {
+        // Never silently: say why nothing was flicked.
         if (!g.moved) this.app.hint("Pull back from the soldier, then let go.", at);
+        else if (g.maxPull >= this.hitUnits()) this.app.hint("Flick put down — nothing was sent.", at);
+        else this.app.hint("Pull further back from the soldier: a pull this short is put down.", at);
         return;
       }
       this.app.flick(g.soldier.id, [round(g.vector[0]), round(g.vector[1])], at);
@@ -151,9 +209,114 @@ export class Input {
       this.app.tap(p, at);
     }
   }
+
+  wheel(e) {
+    // Desktop: ctrl + wheel (or a trackpad pinch) zooms; the wheel alone pans a zoomed page.
+    if (e.ctrlKey) this.r.zoomAt(e.clientX, e.clientY, this.r.view.zoom * Math.exp(-e.deltaY / 200));
+    else if (this.r.view.zoom > 1) this.r.panBy(-e.deltaX, -e.deltaY);
+    else return;
+    e.preventDefault();
+    this.app.zoomed(this.r.view.zoom);
+  }
+
+  // ---- keys: choose a soldier, aim (angle and power), flick ----
+
+  key(e) {
+    const k = e.key;
+    const handled = ["n", "p", "]", "[", "k", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Enter", " ", "Escape"];
+    if (!handled.includes(k)) return;
+    if (this.app.tool() !== "flick") {
+      if (k !== "Escape") this.app.say(this.app.waitingWords());
+      return;
+    }
+    e.preventDefault();
+    const fine = e.shiftKey;
+    const soldiers = this.app.flickable().slice().sort((a, b) => a.y - b.y || a.x - b.x);
+    if (!soldiers.length) return;
+    let a = this.keyAim;
+    if (a && !soldiers.some((s) => s.id === a.soldier.id)) a = null;
+    if (k === "Escape") {
+      if (a) this.app.say("Aim put down.");
+      this.putKeyAimDown();
+      return;
+    }
+    if (k === "k") {
+      this.app.switchKind();
+      if (!a) {
+        this.app.say(`${this.app.kindName()}.`);
+        return;
+      }
+    }
+    if (!a || k === "n" || k === "]" || k === "p" || k === "[") {
+      const i = a ? soldiers.findIndex((s) => s.id === a.soldier.id) : -1;
+      const step = k === "p" || k === "[" ? -1 : 1;
+      const soldier = a ? soldiers[(i + step + soldiers.length) % soldiers.length] : soldiers[0];
+      a = { soldier, angle: this.angleToNearestEnemy(soldier), power: a ? a.power : 0.5 };
+    } else if (k === "k") {
+      // The kind changed; the aim stays.
+    } else if (k === "ArrowLeft" || k === "ArrowRight") {
+      // Turning as seen on screen: the half turn for red keeps clockwise clockwise.
+      a.angle += (k === "ArrowRight" ? 1 : -1) * (fine ? 1 : 5) * DEG;
+    } else if (k === "ArrowUp" || k === "ArrowDown") {
+      a.power = Math.min(1, Math.max(0.01, a.power + (k === "ArrowUp" ? 1 : -1) * (fine ? 0.01 : 0.05)));
+      a.power = Math.round(a.power * 100) / 100;
+    } else if (k === "Enter" || k === " ") {
+      const g = { tool: "flick" };
+      this.aimByKeys(g, a);
+      this.putKeyAimDown();
+      this.app.flick(a.soldier.id, [round(g.vector[0]), round(g.vector[1])], null);
+      return;
+    }
+    this.keyAim = a;
+    const pv = this.aimByKeys({ tool: "flick" }, a);
+    this.app.say(this.aimWords(a, pv, soldiers));
+  }
+
+  aimByKeys(g, a) {
+    const pull = a.power * this.r.rules.pull_max;
+    const pv = this.showAim(g, a.soldier, Math.cos(a.angle) * pull, Math.sin(a.angle) * pull, false);
+    this.r.requestDraw();
+    return pv;
+  }
+
+  putKeyAimDown() {
+    if (!this.keyAim) return;
+    this.keyAim = null;
+    const o = this.r.overlay;
+    o.aim = null;
+    o.selected = null;
+    this.app.aiming(null);
+    this.r.requestDraw();
+  }
+
+  angleToNearestEnemy(s) {
+    const m = this.r.model;
+    let best = null;
+    for (const e of m ? m.soldiers.values() : []) {
+      if (e.side === s.side || !e.alive) continue;
+      const d = Math.hypot(e.x - s.x, e.y - s.y);
+      if (!best || d < best.d) best = { d, e };
+    }
+    if (!best) return s.side === "blue" ? -Math.PI / 2 : Math.PI / 2;
+    return Math.atan2(best.e.y - s.y, best.e.x - s.x);
+  }
+
+  /** Words for the keyboard aim: which soldier, which way as seen on screen, how hard, how far. */
+  aimWords(a, pv, soldiers) {
+    const flip = this.r.view.flip;
+    // Degrees clockwise from straight up the screen.
+    const sx = Math.cos(a.angle) * (flip ? -1 : 1);
+    const sy = Math.sin(a.angle) * (flip ? -1 : 1);
+    const deg = Math.round(((Math.atan2(sx, -sy) / DEG) + 360) % 360);
+    const n = soldiers.findIndex((s) => s.id === a.soldier.id) + 1;
+    return `${this.app.kindName()} with soldier ${n} of ${soldiers.length} · aim ${deg}° clockwise from straight up · power ${Math.round(pv.power * 100)}% · reach ${Math.round(pv.reach)}. Enter flicks, Escape puts the aim down.`;
+  }
+}
+
+function mid(a, b) {
+  return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
 }
 
 function round(v) {
   return Math.round(v * 10) / 10;
 }
-

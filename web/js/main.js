@@ -5,6 +5,7 @@
 import * as book from "./book.js";
 import { showCover } from "./cover.js";
 import { pagePath, setRouter } from "./nav.js";
+import { closeTopSheet, ownPop } from "./ui.js";
 
 let current = null;
 
@@ -31,8 +32,18 @@ const screens = {
 };
 let routing = 0;
 
+let routedAt = null;
+
+/** Back and Forward: a sheet open closes first; an entry a sheet left behind changes nothing. */
+function onPopState() {
+  if (ownPop() || closeTopSheet()) return;
+  if (location.pathname + location.hash === routedAt) return;
+  route();
+}
+
 async function route() {
   const ticket = ++routing;
+  routedAt = location.pathname + location.hash;
   if (current && current.close) current.close();
   current = null;
   for (const el of document.querySelectorAll(".scrim, .handover")) el.remove();
@@ -65,10 +76,11 @@ async function route() {
     screen = showCover();
   }
   current = screen;
+  routedAt = location.pathname + location.hash;
 }
 
 setRouter(route);
-window.addEventListener("popstate", route);
+window.addEventListener("popstate", onPopState);
 
 // The browser tests' window onto the app: what is on screen, where a page point is drawn, and a
 // promise that settles once nothing is animating or waiting for the server.
@@ -80,7 +92,7 @@ window.dotfight = {
     for (let i = 0; i < 100 && !current; i++) await new Promise((r) => setTimeout(r, 20));
     if (current && current.idle) await current.idle();
   },
-  dropSocket: () => (current && current.link ? current.link.dropSocket() : undefined),
+  dropSocket: () => (current && current.sync ? current.sync.dropSocket() : undefined),
   screen: () => current,
 };
 

@@ -25,6 +25,11 @@ export function modelFromSnapshot(snap) {
     winner: s.winner ?? null,
     endReason: s.end_reason ?? null,
     seedSha256: s.seed_sha256 ?? null,
+    bot: s.bot ?? null,
+    // The server's turn options (C6); stale once a flick or send of this turn has landed, until the
+    // next snapshot or `turn` event brings fresh ones.
+    options: s.options ?? null,
+    optionsStale: false,
   };
   for (const b of s.bases ?? []) model.bases.set(b.id, b);
   for (const so of s.soldiers ?? []) model.soldiers.set(so.id, so);
@@ -98,7 +103,8 @@ export function applyEvent(model, ev) {
       break;
     case "ink":
       model.ink.push({ side: ev.side, kind: ev.kind, soldier: ev.soldier, points: ev.points, power: ev.power, reach: ev.reach });
-      if (model.turn) model.turn.flicked = true;
+      if (model.turn) { model.turn.flicked = true; model.turn.bonus = false; }
+      model.optionsStale = true;
       break;
     case "crossed_out": {
       const s = model.soldiers.get(ev.soldier);
@@ -116,10 +122,14 @@ export function applyEvent(model, ev) {
       break;
     }
     case "bonus":
+      model.optionsStale = true;
       if (model.turn && ev.reason === "lunge_again") {
+        // Credits 0: the chain was stopped (or ran out).
         const last = model.ink[model.ink.length - 1];
-        model.turn.chain = { soldier: last ? last.soldier : null, credits: ev.credits };
+        const link = ((model.turn.chain && model.turn.chain.link) || 0) + 1;
+        model.turn.chain = ev.credits > 0 ? { soldier: last ? last.soldier : null, credits: ev.credits, link } : null;
       }
+      if (model.turn && ev.reason === "two_with_one_bullet") model.turn.bonus = true;
       break;
     case "send": {
       for (const p of ev.soldiers) {
@@ -129,6 +139,7 @@ export function applyEvent(model, ev) {
       const from = model.bases.get(ev.from);
       model.convoys.push({ side: from ? from.side : null, from: ev.from, to: ev.to, soldiers: ev.soldiers.map((p) => p.id) });
       if (model.turn) model.turn.sent = true;
+      model.optionsStale = true;
       break;
     }
     case "arrived":
@@ -142,8 +153,10 @@ export function applyEvent(model, ev) {
       model.sideToAct = ev.side;
       model.turn = {
         side: ev.side, number: ((model.turn && model.turn.number) || 0) + 1, flicks_left: ev.flicks,
-        chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false,
+        chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false, bonus: false,
       };
+      model.options = ev.options ?? null;
+      model.optionsStale = false;
       break;
     case "game_over":
       model.winner = ev.winner;

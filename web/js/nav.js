@@ -10,7 +10,9 @@ export function setRouter(fn) {
 
 /** Goes to a URL inside the app (pushes history) and draws its screen. */
 export function go(url) {
-  history.pushState(null, "", url);
+  // Leaving from a sheet: the new screen takes the sheet's history entry.
+  if (history.state && history.state.sheet) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
   router();
 }
 

@@ -19,6 +19,13 @@ export class Renderer {
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
+    // How the page sits in its canvas: turned half a turn (the red seat), zoomed and panned (pan in
+    // CSS px, zoom ≥ 1 keeps the page covering the canvas).
+    this.view = { flip: false, zoom: 1, panX: 0, panY: 0 };
+    // During a gesture the page-to-screen transform is frozen: the finger measures against the page
+    // as it was when it touched down, and any resize waits until the finger lifts.
+    this.frozen = null;
+    this.pendingFit = null;
   }
 
   get rules() {
@@ -38,12 +45,15 @@ export class Renderer {
     this.layer.width = this.canvas.width;
     this.layer.height = this.canvas.height;
     this.scale = this.canvas.width / w;
-    this.layerKey = "";
-    this.requestDraw();
+    this.setView(this.view);
   }
 
   /** Sizes the canvas to the widest whole CSS width whose page fits in the element `box`. */
   fitInside(box) {
+    if (this.frozen) {
+      this.pendingFit = box;
+      return;
+    }
     const { page_width: w, page_height: h } = this.rules;
     const width = Math.floor(Math.min(box.clientWidth, (box.clientHeight * w) / h));
     if (width > 0 && Math.abs(width - this.cssWidth) >= 1) this.resize(width);
@@ -56,25 +66,96 @@ export class Renderer {
     this.requestDraw();
   }
 
-  /** Converts a client (CSS pixel) point to page units. */
+  /** Freezes the page-to-screen transform for a gesture (see `frozen`). */
+  freeze() {
+    const r = this.canvas.getBoundingClientRect();
+    this.frozen = { rect: { left: r.left, top: r.top, width: r.width }, view: { ...this.view } };
+  }
+
+  /** Ends a gesture's freeze; a resize that waited is done now. */
+  unfreeze() {
+    this.frozen = null;
+    if (this.pendingFit) {
+      const box = this.pendingFit;
+      this.pendingFit = null;
+      this.fitInside(box);
+    }
+  }
+
+  /** Converts a client (CSS pixel) point to page units (with the frozen transform during a gesture). */
   toPage(clientX, clientY) {
-    const rect = this.canvas.getBoundingClientRect();
-    const { page_width: w } = this.rules;
-    const k = w / rect.width;
-    return { x: (clientX - rect.left) * k, y: (clientY - rect.top) * k };
+    const { rect, view } = this.frozen || { rect: this.canvas.getBoundingClientRect(), view: this.view };
+    const { page_width: w, page_height: h } = this.rules;
+    const k = (rect.width / w) * view.zoom;
+    const u = (clientX - rect.left - view.panX) / k;
+    const v = (clientY - rect.top - view.panY) / k;
+    return view.flip ? { x: w - u, y: h - v } : { x: u, y: v };
   }
 
   /** Converts a page point to client (CSS pixel) coordinates. */
   toClient(x, y) {
     const rect = this.canvas.getBoundingClientRect();
-    const { page_width: w } = this.rules;
-    const k = rect.width / w;
-    return { x: rect.left + x * k, y: rect.top + y * k };
+    const { page_width: w, page_height: h } = this.rules;
+    const view = this.view;
+    const k = (rect.width / w) * view.zoom;
+    const u = view.flip ? w - x : x;
+    const v = view.flip ? h - y : y;
+    return { x: rect.left + view.panX + u * k, y: rect.top + view.panY + v * k };
   }
 
-  /** Page units per CSS pixel. */
+  /** Page units per CSS pixel (at the current zoom). */
   unitsPerCssPx() {
-    return this.rules.page_width / (this.cssWidth || 1);
+    return this.rules.page_width / ((this.cssWidth || 1) * this.view.zoom);
+  }
+
+  /** Sets the page-to-canvas transform on a context: device pixels, zoom, pan and the half turn. */
+  pageTransform(ctx) {
+    const { page_width: w, page_height: h } = this.rules;
+    const dpr = this.canvas.width / (this.cssWidth || 1);
+    const v = this.view;
+    const s = this.scale * v.zoom;
+    if (v.flip) ctx.setTransform(-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h);
+    else ctx.setTransform(s, 0, 0, s, v.panX * dpr, v.panY * dpr);
+  }
+
+  /** Turns the page half a turn (true: red's seat, red at the bottom) or back. */
+  setFlip(flip) {
+    if (this.view.flip === flip) return;
+    this.view = { ...this.view, flip };
+    this.layerKey = "";
+    this.requestDraw();
+  }
+
+  /** Zooms to `zoom` (1 … 5) keeping the page point under client point (cx, cy) where it is. */
+  zoomAt(cx, cy, zoom) {
+    const rect = this.canvas.getBoundingClientRect();
+    const z = Math.min(5, Math.max(1, zoom));
+    const v = this.view;
+    const fx = cx - rect.left;
+    const fy = cy - rect.top;
+    const panX = fx - ((fx - v.panX) * z) / v.zoom;
+    const panY = fy - ((fy - v.panY) * z) / v.zoom;
+    this.setView({ ...v, zoom: z, panX, panY });
+  }
+
+  /** Moves the zoomed page by (dx, dy) CSS px. */
+  panBy(dx, dy) {
+    const v = this.view;
+    this.setView({ ...v, panX: v.panX + dx, panY: v.panY + dy });
+  }
+
+  /** Back to the whole page. */
+  resetZoom() {
+    this.setView({ ...this.view, zoom: 1, panX: 0, panY: 0 });
+  }
+
+  setView(view) {
+    const cssW = this.cssWidth || 1;
+    const cssH = this.canvas.height / (this.canvas.width / cssW || 1);
+    const clamp = (p, size) => Math.min(0, Math.max(size * (1 - view.zoom), p));
+    this.view = { ...view, panX: clamp(view.panX, cssW), panY: clamp(view.panY, cssH) };
+    this.layerKey = "";
+    this.requestDraw();
   }
 
   /** Asks for one redraw on the next animation frame (several requests share one frame). */
@@ -97,16 +178,20 @@ export class Renderer {
     const m = this.model;
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
-    const key = `${this.layer.width}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
+    const v = this.view;
+    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
     if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
-      ctx.setTransform(this.scale, 0, 0, this.scale, 0, 0);
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.fillStyle = "#e9e2d0";
+      ctx.fillRect(0, 0, this.layer.width, this.layer.height);
+      this.pageTransform(ctx);
       drawPaper(ctx, w, h);
       for (const b of m.bases.values()) drawBase(ctx, b);
       this.layerKey = key;
       this.layerInk = 0;
     }
-    ctx.setTransform(this.scale, 0, 0, this.scale, 0, 0);
+    this.pageTransform(ctx);
     const bases = [...m.bases.values()];
     for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
     this.layerInk = inkCount;
@@ -122,7 +207,7 @@ export class Renderer {
     const r = this.rules;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.layer, 0, 0);
-    ctx.setTransform(this.scale, 0, 0, this.scale, 0, 0);
+    this.pageTransform(ctx);
 
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
@@ -150,7 +235,55 @@ export class Renderer {
     }
     if (o.selected) drawSelected(ctx, o.selected, r.dot_radius);
     if (o.aim) drawAim(ctx, o.aim);
+    if (o.sending) drawSending(ctx, o.sending);
     if (o.penTip) drawPenTip(ctx, o.penTip);
+    if (o.loupe) this.drawLoupe(o.loupe);
+  }
+
+  /**
+   * A magnifier beside the finger showing, 2.5 times larger, what the thumb covers at page point
+   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier.
+   */
+  drawLoupe(p) {
+    const ctx = this.ctx;
+    const c = this.toClient(p.at.x, p.at.y);
+    const rect = this.canvas.getBoundingClientRect();
+    const dpr = this.canvas.width / (this.cssWidth || 1);
+    const fx = (c.x - rect.left) * dpr;
+    const fy = (c.y - rect.top) * dpr;
+    const R = 50 * dpr;
+    const src = R / 2.5;
+    const sign = this.view.flip ? -1 : 1;
+    const dir = p.dir ? { x: p.dir.x * sign, y: p.dir.y * sign } : { x: 0, y: -1 };
+    // Across the aim, on the side with more room; kept inside the canvas.
+    let nx = -dir.y;
+    let ny = dir.x;
+    const off = R + 46 * dpr;
+    const room = (x, y) => Math.min(x, this.canvas.width - x, y, this.canvas.height - y);
+    if (room(fx - nx * off, fy - ny * off) > room(fx + nx * off, fy + ny * off)) { nx = -nx; ny = -ny; }
+    const cx = Math.min(this.canvas.width - R - 2, Math.max(R + 2, fx + nx * off));
+    const cy = Math.min(this.canvas.height - R - 2, Math.max(R + 2, fy + ny * off));
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.beginPath();
+    ctx.arc(cx, cy, R, 0, Math.PI * 2);
+    ctx.save();
+    ctx.clip();
+    ctx.fillStyle = "#fbf6e9";
+    ctx.fillRect(cx - R, cy - R, 2 * R, 2 * R);
+    ctx.drawImage(this.canvas, fx - src, fy - src, 2 * src, 2 * src, cx - R, cy - R, 2 * R, 2 * R);
+    ctx.restore();
+    ctx.lineWidth = 2 * dpr;
+    ctx.strokeStyle = "rgba(43, 43, 51, 0.55)";
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.moveTo(cx - 6 * dpr, cy);
+    ctx.lineTo(cx + 6 * dpr, cy);
+    ctx.moveTo(cx, cy - 6 * dpr);
+    ctx.lineTo(cx, cy + 6 * dpr);
+    ctx.lineWidth = 1 * dpr;
+    ctx.stroke();
+    ctx.restore();
   }
 }
 
@@ -170,11 +303,25 @@ function drawInk(ctx, ink, index, upTo = Infinity, bases = null) {
 }
 
 function drawHalf(ctx, r, side) {
+  // The drawing side's own half stays clean paper (a tint read as "not allowed"); the other half is
+  // lightly hatched in pencil grey, and the middle line is dashed in the side's ink.
   const h = r.page_height / 2;
+  const y0 = side === "blue" ? 0 : h;
   ctx.save();
-  ctx.fillStyle = tint(side, 0.06);
-  ctx.fillRect(0, side === "blue" ? h : 0, r.page_width, h);
-  ctx.strokeStyle = tint(side, 0.35);
+  ctx.beginPath();
+  ctx.rect(0, y0, r.page_width, h);
+  ctx.clip();
+  ctx.strokeStyle = "rgba(90, 90, 90, 0.13)";
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let x = -h; x < r.page_width; x += 36) {
+    ctx.moveTo(x, y0 + h);
+    ctx.lineTo(x + h, y0);
+  }
+  ctx.stroke();
+  ctx.restore();
+  ctx.save();
+  ctx.strokeStyle = tint(side, 0.55);
   ctx.setLineDash([10, 12]);
   ctx.lineWidth = 2;
   ctx.beginPath();
@@ -298,6 +445,16 @@ function strokeAimLine(ctx, { from, dir, reach }, dash) {
   ctx.lineTo(tip.x, tip.y);
   ctx.stroke();
   return tip;
+}
+
+function drawSending(ctx, a) {
+  // A flick on its way to the server: its aim stays drawn, fainter, until the ink comes back.
+  ctx.save();
+  ctx.globalAlpha = 0.5;
+  ctx.strokeStyle = INK[a.side];
+  ctx.lineWidth = 2.6;
+  strokeAimLine(ctx, a, [4, 8]);
+  ctx.restore();
 }
 
 function drawIntended(ctx, it) {

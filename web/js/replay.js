@@ -8,6 +8,7 @@ import { applyEvent, blankModel } from "./model.js";
 import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { cap, h, mount } from "./ui.js";
+import { CODE_WORDS } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const PAUSE_MS = 350;
@@ -72,7 +73,9 @@ export class ReplayScreen {
     try {
       this.log = await api.log(this.id);
     } catch (err) {
-      this.caption.replaceChildren(h("div", { class: "who" }, "This page could not be replayed."), h("div", { class: "detail" }, err.message));
+      const expired = err.code === "page_expired";
+      this.caption.replaceChildren(h("div", { class: "who" }, expired ? "This page has expired." : "This page could not be replayed."),
+        h("div", { class: "detail" }, expired ? CODE_WORDS.page_expired : err.message));
       return;
     }
     this.entries = this.log.entries || [];

@@ -49,13 +49,73 @@ export function toast(text, { at = null, kind = "info", ms = 2600 } = {}) {
   return el;
 }
 
-/** Opens a bottom sheet (a tap on the dimmed page around it closes it); returns {close}. */
+/** Takes every toast off the screen (the hand-over card must not carry the last player's words). */
+export function clearToasts() {
+  clearTimeout(toastTimer);
+  const box = document.getElementById("toasts");
+  if (box) box.replaceChildren();
+}
+
+/** Says a sentence to a screen reader (a polite live region); the last sentence stays readable. */
+export function say(text) {
+  let region = document.getElementById("said");
+  if (!region) {
+    region = h("div", { id: "said", class: "visually-hidden", "aria-live": "polite", role: "log" });
+    document.body.append(region);
+  }
+  region.replaceChildren(h("p", {}, text));
+}
+
+// Sheets take one history entry each, so the phone's Back closes the sheet instead of leaving the
+// screen. `ownPops` counts the Back steps the app takes itself (not to be routed).
+let sheetCount = 0;
+const openSheets = [];
+let ownPops = 0;
+
+/** True (once) for a Back step the app took itself to drop a closed sheet's history entry. */
+export function ownPop() {
+  if (ownPops === 0) return false;
+  ownPops -= 1;
+  return true;
+}
+
+/** Closes the top sheet for a Back press (its history entry is already gone); false if none. */
+export function closeTopSheet() {
+  while (openSheets.length) {
+    const top = openSheets.pop();
+    if (top.scrim.isConnected) {
+      top.scrim.remove();
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Opens a bottom sheet (a tap on the dimmed page around it, or Back, closes it); returns {close}. */
 export function sheet(title, body, { className = "" } = {}) {
   const panel = h("section", { class: `sheet ${className}`, role: "dialog", "aria-label": title },
     h("h2", {}, title), body);
-  const scrim = h("div", { class: "scrim", onclick: (e) => { if (e.target === scrim) scrim.remove(); } }, panel);
-  document.body.append(scrim);
-  return { close: () => scrim.remove() };
+  const id = ++sheetCount;
+  const entry = { id, scrim: null };
+  const close = () => {
+    const i = openSheets.indexOf(entry);
+    if (i < 0) return;
+    openSheets.splice(i, 1);
+    entry.scrim.remove();
+    // A button that closes the sheet and goes elsewhere replaces the sheet's entry at once (nav.go);
+    // a plain close takes the entry back off the history.
+    setTimeout(() => {
+      if (history.state && history.state.sheet === id) {
+        ownPops += 1;
+        history.back();
+      }
+    }, 0);
+  };
+  entry.scrim = h("div", { class: "scrim", onclick: (e) => { if (e.target === entry.scrim) close(); } }, panel);
+  document.body.append(entry.scrim);
+  openSheets.push(entry);
+  history.pushState({ sheet: id }, "", location.href);
+  return { close };
 }
 
 /** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
@@ -69,7 +129,9 @@ export function handOver(side, detail = "") {
       card.remove();
       resolve();
     });
+    clearToasts();
     document.body.append(card);
+    card.querySelector("button").focus();
   });
 }
 

@@ -11,6 +11,7 @@ export const CODE_WORDS = {
   stale_version: "The page moved on meanwhile — look again.",
   rate_limited: "Slow down a little.",
   not_found: "This page is not in the exercise book any more.",
+  page_expired: "It was never played past setup, so it was cleared away. Start a new page from the cover.",
 };
 
 // A player's words for the engine's stable refusal reasons.

@@ -1,0 +1,38 @@
+// Draws what controls.js says the bars show: the top bar's words and badges, who is here, and the
+// bottom bar's buttons (including the snipe / lunge switch). No decisions are made here.
+
+import { cap, h } from "./ui.js";
+
+/** The top bar's status: the line with its badges and the detail line (plus "reconnecting…"). */
+export function statusNodes(st, offline) {
+  return [
+    h("span", { class: `who ${st.who || ""}` }, st.line1, ...st.badges.map((b) => h("span", { class: b.cls }, b.text))),
+    h("span", { class: "detail" }, st.line2, offline ? h("span", { class: "net" }, " · reconnecting…") : null),
+  ];
+}
+
+/** Who is on the page now (shared-link and real-time pages): a dot per side. */
+export function presenceNodes(presence, mode) {
+  if (!presence || (mode !== "live" && mode !== "link")) return [];
+  return ["blue", "red"].map((s) => h("span", {},
+    h("span", { class: `dot${presence[s] ? " on" : ""}`, title: `${s} ${presence[s] ? "here" : "away"}` }), cap(s)));
+}
+
+/**
+ * The bottom bar's buttons for a bar view; `on` holds a handler per action name (`count(n)` and
+ * `kind(k)` take the number or kind chosen).
+ */
+export function barNodes(view, on) {
+  return view.items.map((it) => {
+    if (it.type === "switch") {
+      return h("div", { class: "switch", role: "radiogroup", "aria-label": "snipe or lunge" },
+        ["snipe", "lunge"].map((k) => h("button", {
+          type: "button", role: "radio", class: it.chosen === k ? "on" : "", "aria-checked": String(it.chosen === k),
+          disabled: it.locked, "data-kind": k, onclick: () => on.kind(k),
+        }, cap(k))));
+    }
+    const onclick = it.act.startsWith("count:") ? () => on.count(Number(it.act.slice(6))) : on[it.act];
+    const data = Object.fromEntries(Object.entries(it.data || {}).map(([k, v]) => [`data-${k}`, v]));
+    return h("button", { class: it.cls, type: "button", onclick, disabled: it.disabled, ...data }, it.label);
+  });
+}
