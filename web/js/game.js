@@ -50,7 +50,8 @@ export class GameScreen {
     this.canvas = h("canvas", { "aria-label": "the page", role: "img" });
     this.stage = h("div", { class: "stage" }, this.canvas);
     this.bottom = h("footer", { class: "bottombar" });
-    this.root = h("div", { class: "game" }, this.top, this.stage, this.bottom);
+    // The screen's heading, for screen readers and the page outline (the bars say the rest).
+    this.root = h("div", { class: "game" }, h("h1", { class: "visually-hidden" }, "Dotfight page"), this.top, this.stage, this.bottom);
     mount(this.root);
     this.renderer = new Renderer(this.canvas);
     this.animator = new Animator(this.renderer, (ev) => this.announce(ev));
