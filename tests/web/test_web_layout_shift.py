@@ -9,6 +9,7 @@ first byte until the screen has settled. Target: at most 0.02 (Lighthouse's "goo
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -54,9 +55,11 @@ def finished_page(base: str) -> str:
     return page_id
 
 
-def layout_shifts(browser: Any, base: str, path: str) -> tuple[float, list[dict[str, Any]]]:
+def layout_shifts(
+    browser: Any, base: str, path: str, viewport: dict[str, int] | None = None, shot: Path | None = None
+) -> tuple[float, list[dict[str, Any]]]:
     """Opens `path` on a phone behind a slow network; returns the summed layout shift and the shifts."""
-    ctx = browser.new_context(**PHONE)
+    ctx = browser.new_context(**{**PHONE, "viewport": viewport or PHONE["viewport"]})
     try:
         ctx.add_init_script(SHIFT_OBSERVER)
         p = Phone(ctx, base)
@@ -66,6 +69,8 @@ def layout_shifts(browser: Any, base: str, path: str) -> tuple[float, list[dict[
         # Sheets and bars settle after the data; give late shifts a moment to be reported.
         p.page.wait_for_timeout(1500)
         shifts: list[dict[str, Any]] = p.page.evaluate("window.__shifts")
+        if shot:
+            p.page.screenshot(path=str(shot))
         assert p.errors == []
         return sum(s["value"] for s in shifts), shifts
     finally:
@@ -73,16 +78,28 @@ def layout_shifts(browser: Any, base: str, path: str) -> tuple[float, list[dict[
 
 
 @pytest.mark.parametrize("view", ["play", "watching", "finished"])
-def test_the_page_screen_does_not_jump_while_it_loads(browser: Any, server: str, view: str) -> None:
+def test_the_page_screen_does_not_jump_while_it_loads(
+    browser: Any, server: str, view: str, screens: Path
+) -> None:
     if view == "finished":
         path = f"/p/{finished_page(server)}"
     else:
         page_id, token = page_ready_to_flick(server)
         path = f"/p/{page_id}#seat={token}" if view == "play" else f"/p/{page_id}"
-    cls, shifts = layout_shifts(browser, server, path)
+    cls, shifts = layout_shifts(browser, server, path, shot=screens / f"defect8-loaded-{view}.png")
     assert cls <= CLS_BUDGET, f"{view}: cumulative layout shift {cls:.3f} > {CLS_BUDGET}: {shifts}"
 
 
 def test_the_cover_does_not_jump_while_it_loads(browser: Any, server: str) -> None:
     cls, shifts = layout_shifts(browser, server, "/")
     assert cls <= CLS_BUDGET, f"cover: cumulative layout shift {cls:.3f} > {CLS_BUDGET}: {shifts}"
+
+
+@pytest.mark.parametrize("size", [(360, 640), (412, 915)])
+def test_a_page_in_play_does_not_jump_on_other_phones(
+    browser: Any, server: str, size: tuple[int, int]
+) -> None:
+    page_id, token = page_ready_to_flick(server)
+    viewport = {"width": size[0], "height": size[1]}
+    cls, shifts = layout_shifts(browser, server, f"/p/{page_id}#seat={token}", viewport)
+    assert cls <= CLS_BUDGET, f"{size}: cumulative layout shift {cls:.3f} > {CLS_BUDGET}: {shifts}"
