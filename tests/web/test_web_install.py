@@ -73,6 +73,16 @@ def test_the_service_worker_controls_the_page_after_a_reload(browser: Any, serve
         )
         assert from_cache
         assert p.state()["screen"] == "cover"
+        # A page played under the worker: its modules join the cache, the server's answers never do.
+        page_id, token = page_ready_to_flick(server)
+        p.goto(f"/p/{page_id}#seat={token}")
+        assert p.state()["phase"] == "play"
+        kept: list[str] = p.page.evaluate(
+            f"caches.open({names[0]!r}).then((c) => c.keys())"
+            ".then((k) => k.map((r) => new URL(r.url).pathname))"
+        )
+        assert "/js/game.js" in kept
+        assert [k for k in kept if k.startswith(("/api/", "/p/"))] == []
         assert p.errors == []
     finally:
         ctx.close()
