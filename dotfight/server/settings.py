@@ -9,8 +9,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION
 
-# The repository root: web/ and alembic/ live next to the package (an editable install keeps them there).
+# The repository root: web/ and alembic/ live next to the package in a source checkout (and an editable
+# install); a built wheel carries the web app inside the package as dotfight/_web (see setup.py).
 REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGED_WEB = Path(__file__).resolve().parents[1] / "_web"
+DEFAULT_WEB_DIR = PACKAGED_WEB if (PACKAGED_WEB / "index.html").is_file() else REPO_ROOT / "web"
 
 
 class Settings(BaseSettings):
@@ -19,7 +22,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DOTFIGHT_", extra="ignore")
 
     database_url: str = "sqlite:///./dotfight.sqlite3"
-    web_dir: Path = REPO_ROOT / "web"
+    web_dir: Path = DEFAULT_WEB_DIR
     alembic_dir: Path = DEFAULT_SCRIPT_LOCATION
     # Links are built on this base (e.g. "https://dotfight.example"); by default on the request's own.
     public_url: str | None = None

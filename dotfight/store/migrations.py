@@ -19,7 +19,14 @@ from sqlalchemy import Connection, Engine, text
 from alembic import command
 
 # alembic/ at the repository root, next to the package (an editable install keeps it there).
-DEFAULT_SCRIPT_LOCATION = Path(__file__).resolve().parents[2] / "alembic"
+_PACKAGE = Path(__file__).resolve().parents[1]
+# An installed wheel carries the migrations inside the package (setup.py copies them there); a source
+# checkout keeps them at the top of the repository. (Next to an installed package, "alembic" would be the
+# Alembic library itself, which is why the packaged copy has its own name.)
+DEFAULT_SCRIPT_LOCATION = next(
+    (place for place in (_PACKAGE / "_alembic", _PACKAGE.parent / "alembic") if (place / "env.py").is_file()),
+    _PACKAGE.parent / "alembic",
+)
 # Any fixed number: the key of the PostgreSQL advisory lock taken while migrating ("dotfight").
 ADVISORY_LOCK_KEY = 0x646F7466_69676874 & 0x7FFFFFFFFFFFFFFF
 
