@@ -10,7 +10,6 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
 
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_factory
@@ -22,6 +21,7 @@ from dotfight.server.page_view import LoadedPage
 from dotfight.server.routes import fallback, health, pages, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
+from dotfight.server.static import WebFiles
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
 
@@ -82,5 +82,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise ApiError("not_found", "the web app is not installed")
         return FileResponse(index, media_type="text/html")
 
-    app.mount("/", StaticFiles(directory=settings.web_dir, html=True, check_dir=False), name="web")
+    app.mount("/", WebFiles(settings.web_dir), name="web")
     return app

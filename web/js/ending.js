@@ -10,9 +10,10 @@ const ROWS = [
 
 /** Opens the end sheet for a finished page; `go` holds rematch(), replay() and book(). */
 export function endSheet(model, numbers, go) {
+  // Columns are the sides, rows the numbers: each row is labelled by its own header cell.
   const table = numbers ? h("table", { class: "numbers" },
-    h("tr", {}, h("th", {}, ""), h("th", { class: "blue" }, "Blue"), h("th", { class: "red" }, "Red")),
-    ROWS.map(([label, k]) => h("tr", {}, h("td", {}, label), h("td", { class: "blue" }, numbers.blue[k]), h("td", { class: "red" }, numbers.red[k])))) : null;
+    h("thead", {}, h("tr", {}, h("td", {}), h("th", { scope: "col", class: "blue" }, "Blue"), h("th", { scope: "col", class: "red" }, "Red"))),
+    h("tbody", {}, ROWS.map(([label, k]) => h("tr", {}, h("th", { scope: "row" }, label), h("td", { class: "blue" }, numbers.blue[k]), h("td", { class: "red" }, numbers.red[k]))))) : null;
   const winner = model.winner;
   const title = winner ? `${cap(winner)} wins!` : "The page is finished";
   const how = !winner ? "" : model.endReason === "resigned" ? `${cap(otherSide(winner))} resigned.` : `Every ${otherSide(winner)} soldier is crossed out.`;

@@ -77,7 +77,8 @@ export class GameScreen {
     this.hintEl = h("div", { class: "hint" });
     this.actionsEl = h("div", { class: "actions" });
     this.bottom = h("footer", { class: "bottombar" }, this.hintEl, this.actionsEl);
-    this.root = h("div", { class: "game" }, this.top, this.stage, this.bottom,
+    // The screen's heading, for screen readers and the page outline (the bars say the rest).
+    this.root = h("div", { class: "game" }, h("h1", { class: "visually-hidden" }, "Dotfight page"), this.top, this.stage, this.bottom,
       h("div", { class: "turn-hint", role: "note" }, h("p", {}, "Turn your phone upright — the page is tall.")));
     mount(this.root);
     this.renderer = new Renderer(this.canvas);

@@ -3,7 +3,6 @@
 // the browser tests.
 
 import * as book from "./book.js";
-import { showCover } from "./cover.js";
 import { pagePath, setRouter } from "./nav.js";
 import { closeTopSheet, ownPop } from "./ui.js";
 
@@ -23,14 +22,60 @@ function takeSeat(id, frag) {
   return { token, side };
 }
 
-// Screens other than the cover load on first use, so the cover arrives quickly.
+// Each screen's modules load on first use, so a screen loads only its own. Those a screen needs
+// beyond main.js's are asked for all at once (modulepreload) instead of one import level at a time.
+const COMMON = ["api.js", "nav.js", "paper.js", "start.js", "ui.js"];
+const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
 const screens = {
-  page: () => import("./game.js"),
-  replay: () => import("./replay.js"),
-  book: () => import("./bookview.js"),
-  howto: () => import("./howto.js"),
+  cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
+  page: () => load(["game.js", ...PLAY, "bars.js", "controls.js", "ending.js", "input.js", "narrate.js", "notice.js",
+    "options.js", "pagemenu.js", "preview.js", "share.js", "stats.js", "sync.js", "words.js"], () => import("./game.js")),
+  replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
+  book: () => load(["bookview.js", "api.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
+  howto: () => load(["howto.js", "nav.js", "paper.js", "ui.js"], () => import("./howto.js")),
+  offline: () => import("../offline.js"),
 };
 let routing = 0;
+
+/** Asks for a screen's modules all at once (each once), then imports its entry module. */
+function load(modules, entry) {
+  for (const m of modules) {
+    const href = new URL(m, import.meta.url).pathname;
+    if (document.querySelector(`link[rel=modulepreload][href="${href}"]`)) continue;
+    document.head.append(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
+  }
+  return entry();
+}
+
+// The service worker keeps the app shell on the phone (sw.js): the app opens at once and, offline,
+// still shows the exercise book. When a new version takes over, the next screen loads whole from it.
+let newVersion = false;
+if ("serviceWorker" in navigator) {
+  const hadWorker = !!navigator.serviceWorker.controller;
+  navigator.serviceWorker.addEventListener("controllerchange", () => { newVersion = hadWorker; });
+  window.addEventListener("load", () => navigator.serviceWorker.register("/sw.js").catch(() => {}));
+}
+// Offline, or with the server out of reach, every screen but how to play needs the server: the app
+// says so and shows the exercise book instead, and comes back by itself once the server answers.
+// An app opened from the phone's copy (the service worker's) asks the server whether it is there.
+let reachable = navigator.onLine;
+async function checkServer() {
+  try {
+    reachable = navigator.onLine && (await fetch("/api/health", { cache: "no-store" })).ok;
+  } catch {
+    reachable = false;
+  }
+  // No screen yet means one is still loading: route again so that it is the right one.
+  const name = current ? current.name : null;
+  if (reachable ? name === "offline" : !["offline", "howto"].includes(name)) route();
+  return reachable;
+}
+if ("serviceWorker" in navigator && navigator.serviceWorker.controller) checkServer();
+window.addEventListener("online", checkServer);
+window.addEventListener("offline", () => {
+  reachable = false;
+  if (current && ["cover", "book"].includes(current.name)) route();
+});
 
 let routedAt = null;
 
@@ -44,6 +89,10 @@ function onPopState() {
 async function route() {
   const ticket = ++routing;
   routedAt = location.pathname + location.hash;
+  if (newVersion) {
+    location.reload();
+    return;
+  }
   if (current && current.close) current.close();
   current = null;
   for (const el of document.querySelectorAll(".scrim, .handover")) el.remove();
@@ -51,7 +100,12 @@ async function route() {
   const match = location.pathname.match(/^\/p\/([^/]+)\/?$/);
   const frag = new URLSearchParams(location.hash.slice(1));
   let screen;
-  if (match) {
+  if (!(reachable && navigator.onLine) && location.hash !== "#how") {
+    if (match) takeSeat(decodeURIComponent(match[1]), frag);
+    const { showOffline } = await screens.offline();
+    if (ticket !== routing) return;
+    screen = showOffline(checkServer);
+  } else if (match) {
     const id = decodeURIComponent(match[1]);
     const seat = takeSeat(id, frag);
     if (frag.get("view") === "replay") {
@@ -73,6 +127,8 @@ async function route() {
     if (ticket !== routing) return;
     screen = showHowTo();
   } else {
+    const { showCover } = await screens.cover();
+    if (ticket !== routing) return;
     screen = showCover();
   }
   current = screen;

@@ -1,0 +1,200 @@
+"""Lighthouse 12 (mobile) and axe-core on the app's four kinds of screen, against Debian's Chromium.
+
+Installs `lighthouse@12 @axe-core/playwright playwright-core` from the npm registry into a scratch
+folder (once; reused), starts a real server on a temporary SQLite file, makes the pages and runs:
+
+- **Lighthouse** (mobile form factor, its default simulated slow 4G and 4× CPU slowdown) on the cover,
+  a Classic page in play (opened with its seat), the same page watched, and a finished page. Prints
+  the score of every category, the cumulative layout shift, and every audit that lost points.
+- **axe-core** (through Playwright on a 390 × 844 phone) on the same pages, with each page's sheet
+  closed or open as a player would see it. Prints every violation.
+
+Targets (issue 10): 100 in every category, CLS ≤ 0.02, no axe violation. Exits 1 if one is missed.
+
+    python3 benchmarks/lighthouse.py                       # about 2 minutes
+    python3 benchmarks/lighthouse.py --scratch /tmp/lh     # where npm installs (default below)
+    python3 benchmarks/lighthouse.py --only cover          # one screen
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+# A script, not a package: the shared harness lives in tests/support under the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.server_process import ServerProcess
+
+NPM_PACKAGES = ["lighthouse@12", "@axe-core/playwright", "playwright-core"]
+DEFAULT_SCRATCH = Path(tempfile.gettempdir()) / "dotfight-lighthouse"
+CLS_TARGET = 0.02
+
+# axe-core in Debian's Chromium through playwright-core: one phone, each URL, all violations as JSON.
+AXE_SCRIPT = """
+const { chromium } = require('playwright-core');
+const { AxeBuilder } = require('@axe-core/playwright');
+(async () => {
+  const [exe, argsJson, urlsJson] = process.argv.slice(2);
+  const browser = await chromium.launch({ executablePath: exe, args: JSON.parse(argsJson) });
+  const out = {};
+  for (const [name, url] of Object.entries(JSON.parse(urlsJson))) {
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 3,
+      isMobile: true, hasTouch: true });
+    const page = await ctx.newPage();
+    await page.goto(url);
+    await page.waitForFunction(() => window.dotfight !== undefined);
+    await page.evaluate(() => window.dotfight.idle());
+    await page.waitForTimeout(500);
+    const result = await new AxeBuilder({ page }).analyze();
+    out[name] = result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 6) }));
+    await ctx.close();
+  }
+  await browser.close();
+  console.log(JSON.stringify(out));
+})().catch((e) => { console.error(e); process.exit(2); });
+"""
+
+
+def npm_ready(scratch: Path) -> None:
+    """Installs the npm packages into `scratch` unless they are already there."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    wanted = [scratch / "node_modules" / p for p in ("lighthouse", "@axe-core/playwright", "playwright-core")]
+    if all(p.is_dir() for p in wanted):
+        return
+    if not (scratch / "package.json").exists():
+        (scratch / "package.json").write_text('{"name": "dotfight-lighthouse-scratch", "private": true}\n')
+    print(f"npm install {' '.join(NPM_PACKAGES)} in {scratch} …", flush=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", *NPM_PACKAGES], cwd=scratch, check=True)
+
+
+def make_pages(base: str) -> dict[str, str]:
+    """The four screens: the cover, a Classic page in play (with its seat), watched, and finished."""
+    with httpx.Client(base_url=base, timeout=10) as http:
+
+        def ready_page() -> tuple[str, str]:
+            created = http.post("/api/pages", json={"preset": "classic", "mode": "local"}).json()
+            page_id, token = created["id"], created["seats"]["blue"]
+            for version, action in enumerate([{"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}]):
+                http.post(
+                    f"/api/pages/{page_id}/actions",
+                    json={"action": action, "version": version},
+                    headers={"Authorization": f"Bearer {token}"},
+                ).raise_for_status()
+            return page_id, token
+
+        playing, token = ready_page()
+        finished, token2 = ready_page()
+        http.post(
+            f"/api/pages/{finished}/actions",
+            json={"action": {"type": "resign"}, "version": 3},
+            headers={"Authorization": f"Bearer {token2}"},
+        ).raise_for_status()
+    return {
+        "cover": f"{base}/",
+        "in play": f"{base}/p/{playing}#seat={token}",
+        "watched": f"{base}/p/{playing}",
+        "finished": f"{base}/p/{finished}",
+    }
+
+
+def lighthouse(scratch: Path, url: str, out: Path) -> dict[str, Any]:
+    """Runs Lighthouse (mobile) on one URL; returns its JSON report."""
+    flags = " ".join(["--headless=new", *CHROMIUM_ARGS])
+    subprocess.run(
+        [
+            str(scratch / "node_modules" / ".bin" / "lighthouse"),
+            url,
+            f"--chrome-flags={flags}",
+            "--form-factor=mobile",
+            "--output=json",
+            f"--output-path={out}",
+            "--quiet",
+        ],
+        cwd=scratch,
+        env={**os.environ, "CHROME_PATH": CHROMIUM},
+        check=True,
+    )
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
+def lost_points(report: dict[str, Any]) -> list[str]:
+    """The audits that cost a category points: `category: audit id (score) title`."""
+    lines = []
+    for cid, cat in report["categories"].items():
+        for ref in cat["auditRefs"]:
+            audit = report["audits"][ref["id"]]
+            if ref.get("weight", 0) > 0 and audit.get("score") is not None and audit["score"] < 1:
+                lines.append(f"{cid}: {ref['id']} ({audit['score']}) {audit.get('displayValue', '')}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scratch", type=Path, default=DEFAULT_SCRATCH, help="npm scratch folder")
+    parser.add_argument(
+        "--only", action="append", help="only these screens (cover, 'in play', watched, finished)"
+    )
+    args = parser.parse_args()
+    npm_ready(args.scratch)
+    missed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        server = ServerProcess(
+            f"sqlite:///{Path(tmp) / 'lighthouse.sqlite3'}",
+            Path(tmp) / "server.log",
+            extra_args=["--no-access-log", "--log-level", "warning"],
+        )
+        try:
+            server.start()
+            urls = make_pages(server.base_url)
+            if args.only:
+                urls = {k: v for k, v in urls.items() if k in args.only}
+            print("Lighthouse 12, mobile:")
+            for name, url in urls.items():
+                report = lighthouse(args.scratch, url, Path(tmp) / "report.json")
+                scores = {cid: round(100 * (c["score"] or 0)) for cid, c in report["categories"].items()}
+                cls = report["audits"]["cumulative-layout-shift"]["numericValue"]
+                line = "  ".join(f"{cid} {s:3d}" for cid, s in scores.items())
+                print(f"  {name:9s} {line}  CLS {cls:.3f}")
+                for lost in lost_points(report):
+                    print(f"      - {lost}")
+                if any(s < 100 for s in scores.values()) or cls > CLS_TARGET:
+                    missed.append(f"lighthouse {name}")
+            script = args.scratch / "axe-run.cjs"
+            script.write_text(AXE_SCRIPT)
+            run = subprocess.run(
+                ["node", str(script), CHROMIUM, json.dumps(CHROMIUM_ARGS), json.dumps(urls)],
+                cwd=args.scratch,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            print("axe-core:")
+            for name, violations in json.loads(run.stdout).items():
+                print(f"  {name:9s} {len(violations)} violation(s)")
+                for v in violations:
+                    print(f"      - {v['id']} ({v['impact']}): {v['help']} — {', '.join(v['nodes'])}")
+                if violations:
+                    missed.append(f"axe {name}")
+        finally:
+            server.stop()
+    if missed:
+        print("targets missed: " + ", ".join(missed))
+        sys.exit(1)
+    print("every target met: 100 in every category, CLS ≤ 0.02, no axe violation")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+// The screen for a phone with no connection: the exercise book as this phone remembers it, and plain
+// words that playing needs the server. The router brings the app back by itself once the phone is
+// online again (or at a tap on "Try again").
+
+import * as book from "./js/book.js";
+import { h, mount, toast } from "./js/ui.js";
+import { MODE_WORDS, PRESET_WORDS } from "./js/words.js";
+
+const SIDE_WORDS = { blue: "you play blue", red: "you play red", both: "both sides on this phone" };
+
+/** Draws the offline screen; `retry()` asks the server again and resolves whether it answered. */
+export function showOffline(retry) {
+  const pages = book.pages();
+  mount(h("div", { class: "sheet-page offline" },
+    h("h1", {}, "Exercise book"),
+    h("div", { class: "offline-note", role: "status" },
+      h("h2", {}, "You are offline"),
+      h("p", {}, "Playing a page needs the connection to the server, so the pages below open again once this phone is back online. Nothing is lost: every page is kept on the server."),
+      h("button", { class: "btn btn-main", type: "button", "data-action": "retry", onclick: async () => {
+        if (!(await retry())) toast("Still no connection — try again in a moment.");
+      } }, "Try again")),
+    pages.length
+      ? h("ul", { class: "book-list" }, pages.map((p) => h("li", { class: "book-item", dataset: { id: p.id } },
+        h("div", { class: "what" }, `${PRESET_WORDS[p.preset] || "Page"}${MODE_WORDS[p.mode] ? ` · ${MODE_WORDS[p.mode]}` : ""}`),
+        p.side && SIDE_WORDS[p.side] ? h("div", {}, SIDE_WORDS[p.side]) : null,
+        h("div", { class: "when" }, `last opened ${new Date(p.openedAt || p.createdAt || Date.now()).toLocaleString()}`))))
+      : h("p", { class: "tagline" }, "No pages yet — start one from the cover when you are back online.")));
+  return { name: "offline" };
+}

@@ -1,0 +1,1 @@
+// Push and notification handlers live here (branch web-server replaces this stub; see C7).
