@@ -46,6 +46,9 @@ def test_end_sheet_once_and_back_closes_sheets(server: str, phone: Any, screens:
     created = make_page(server, {"preset": "quick", "mode": "local"}, [*SETUP, ("blue", {"type": "resign"})])
     p = Phone(phone, server)
     p.goto(f"/p/{created['id']}#seat={created['seats']['blue']}")
+    # The sheet opens once the page's numbers are counted (a log read): on a loaded machine, after idle.
+    p.page.locator(".sheet.end").wait_for()
+    p.page.wait_for_timeout(300)
     assert p.page.locator(".sheet.end").count() == 1
     # Back closes the sheet and stays on the page.
     p.page.go_back()
