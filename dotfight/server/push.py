@@ -21,7 +21,7 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -198,15 +198,22 @@ class VapidKeys:
     def make(cls) -> VapidKeys:
         """Makes a new key pair."""
         from cryptography.hazmat.primitives import serialization
-        from py_vapid import Vapid01
+        from py_vapid import Vapid02
 
-        vapid = Vapid01()
+        vapid = Vapid02()
         vapid.generate_keys()
         point = vapid.public_key.public_bytes(
             serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
         )
         public = base64.urlsafe_b64encode(point).rstrip(b"=").decode("ascii")
         return cls(private_pem=vapid.private_pem().decode("ascii"), public_key=public)
+
+    @cached_property
+    def signer(self) -> Any:
+        """The key as pywebpush signs with it: RFC 8292 (`Authorization: vapid t=…, k=…`)."""
+        from py_vapid import Vapid02
+
+        return Vapid02.from_pem(self.private_pem.encode("ascii"))
 
 
 class PushService:
@@ -326,7 +333,6 @@ class PushService:
     def _send(self, keys: VapidKeys, endpoint: str, p256dh: str, auth: str, data: str, topic: str) -> int:
         """Encrypts and posts one push; returns the push service's HTTP status (0: no answer)."""
         import requests
-        from py_vapid import Vapid01
         from pywebpush import WebPushException, webpush
 
         subscription = {"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}}
@@ -334,7 +340,7 @@ class PushService:
             response = webpush(
                 subscription_info=subscription,
                 data=data,
-                vapid_private_key=Vapid01.from_pem(keys.private_pem.encode("ascii")),
+                vapid_private_key=keys.signer,
                 vapid_claims={"sub": self.subject},
                 ttl=self.settings.ttl,
                 timeout=self.settings.timeout,
