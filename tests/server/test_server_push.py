@@ -183,6 +183,16 @@ def subscribe(client: TestClient, page: dict[str, Any], side: str, browser: Brow
     )
 
 
+def red_subscribed(
+    client: TestClient, service: PushService, path: str = "push"
+) -> tuple[dict[str, Any], Browser]:
+    """A new link page whose red seat subscribed at the stand-in's /{path}/red."""
+    page = new_page(client)
+    red = Browser.at(f"{service.base}/{path}/red")
+    assert subscribe(client, page, "red", red).status_code == 201
+    return page, red
+
+
 def drain(client: TestClient) -> None:
     """Waits until the server has sent every push it queued."""
     client.portal.call(client.app.state.push.drain)  # type: ignore[union-attr,attr-defined]
@@ -257,9 +267,7 @@ def test_the_end_of_the_page_is_told_to_the_side_that_did_not_end_it(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    red = Browser.at(f"{push_service.base}/push/red")
-    assert subscribe(client, page, "red", red).status_code == 201
+    page, red = red_subscribed(client, push_service)
     move(client, page)  # quick setup by blue: still blue's move
     response = client.post(
         f"/api/pages/{page['id']}/actions",
@@ -295,8 +303,7 @@ def test_an_expired_subscription_is_removed_when_the_push_service_says_gone(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    assert subscribe(client, page, "red", Browser.at(f"{push_service.base}/gone/red")).status_code == 201
+    page, _ = red_subscribed(client, push_service, "gone")
     move(client, page)  # quick setup
     move(client, page)  # blue ready: red's move — the push service answers 410
     drain(client)
@@ -317,9 +324,7 @@ def test_an_unsubscribed_seat_and_a_seat_watching_the_page_live_get_no_push(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    red = Browser.at(f"{push_service.base}/push/red")
-    assert subscribe(client, page, "red", red).status_code == 201
+    page, red = red_subscribed(client, push_service)
     move(client, page)  # quick setup
     with client.websocket_connect(f"/api/pages/{page['id']}/ws") as socket:
         socket.send_json({"type": "hello", "token": page["seats"]["red"], "version": 0})
