@@ -9,6 +9,8 @@ import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { Input } from "./input.js";
 import { shareSheet } from "./share.js";
+import { sharePageButton } from "./sharepage.js";
+import { pushToggle } from "./push.js";
 import { startPage } from "./start.js";
 import { endSheet } from "./ending.js";
 import { pageNumbers } from "./stats.js";
@@ -525,6 +527,8 @@ export class GameScreen {
     const s = sheet("This page", h("div", { class: "stack" },
       h("p", {}, `${PRESET_WORDS[this.entry.preset] || "A page"} · ${MODE_WORDS[this.mode] || ""}`),
       this.mode === "link" || this.mode === "live" ? h("button", { class: "btn", type: "button", onclick: () => { s.close(); this.share(); } }, "Share links") : null,
+      pushToggle({ id: this.id, token: this.token, mode: this.mode, phase: m && m.phase }),
+      sharePageButton(this.id, () => s.close()),
       h("button", { class: "btn", type: "button", onclick: () => { s.close(); go(pagePath(this.id, "replay")); } }, "Replay this page"),
       h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/#how"); } }, "How to play"),
       h("button", { class: "btn", type: "button", onclick: () => { s.close(); go("/"); } }, "New page"),
