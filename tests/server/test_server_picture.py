@@ -144,6 +144,7 @@ def test_the_svg_route_draws_the_page_from_its_log_and_is_cached_by_version(clie
     etag = response.headers["etag"]
     assert page["id"] in etag and str(final["version"]) in etag
     assert "max-age=86400" in response.headers["cache-control"]  # a finished page never changes
+    assert response.headers["content-security-policy"] == "default-src 'none'"  # no script, no loads
     again = client.get(url, headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b""
 

@@ -29,6 +29,7 @@ router = APIRouter(prefix="/api")
 CACHED_PICTURES = 32
 PNG_RENDERS_AT_ONCE = 2
 FINISHED_MAX_AGE = 86_400
+PICTURE_HEADERS = {"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"}
 
 
 class Pictures:
@@ -89,7 +90,9 @@ async def _answer(
     """Answers a picture with its caching headers, or 304 when the client already holds it."""
     etag = picture_etag(page, kind)
     control = f"public, max-age={FINISHED_MAX_AGE}" if page.over else "public, no-cache"
-    headers = {"ETag": etag, "Cache-Control": control}
+    # The picture is drawn by the server alone, but an SVG opened by itself is a document: it may load
+    # nothing and run nothing.
+    headers = {"ETag": etag, "Cache-Control": control, **PICTURE_HEADERS}
     wanted = request.headers.get("if-none-match", "")
     if etag in (tag.strip().removeprefix("W/") for tag in wanted.split(",")):
         return Response(status_code=304, headers=headers)
