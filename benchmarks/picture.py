@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dotfight.engine import Replay, RuleSet, apply, turn_options  # noqa: E402
-from dotfight.server.picture import page_svg, svg_to_png  # noqa: E402
+from dotfight.server.picture import page_svg, png_size, svg_to_png  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,9 @@ def main() -> None:
     for page in pages:
         state = page.replay.state
         svg = page_svg(state, page.page_id)
-        png = svg_to_png(svg)
+        png = svg_to_png(svg, png_size(state.rules))
         svg_s = median_seconds(lambda state=state, page=page: page_svg(state, page.page_id), rounds)
-        png_s = median_seconds(lambda svg=svg: svg_to_png(svg), rounds)
+        png_s = median_seconds(lambda svg=svg, state=state: svg_to_png(svg, png_size(state.rules)), rounds)
         zipped = len(gzip.compress(svg.encode()))
         print(
             f"{page.name:8} {len(state.ink):5} {len(svg) / 1024:7.0f} {zipped / 1024:6.0f}"

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dotfight.engine import State
+from dotfight.engine import RuleSet, State
 
 # Bumped whenever the drawing changes, so cached pictures (ETags, chat previews) are drawn anew.
 PICTURE_FORMAT = 1
@@ -27,14 +27,17 @@ INK = {"blue": "#1d3a9e", "red": "#c3262d"}
 SHEET = "#fbf6e9"
 RULE = ("#6092cd", 0.38)
 MARGIN = ("#d64646", 0.55)
-# PNG width in pixels (the height keeps the page's proportion): sharp in a chat preview, a few hundred KB.
-PNG_WIDTH = 700
+# The PNG fits the page in this box of pixels (a preset's page: 700 × 980): sharp in a chat preview, and
+# bounded whatever a custom page's shape.
+PNG_BOX = (700, 1400)
 PNG_COLOURS = 64
 
 _MASK = 0xFFFFFFFF
 # Page units between the points of a stroke. paper.js samples every 5; a picture file samples every 10,
 # half the size, with no visible change: the wobble's shortest wave is about 150 units long.
+# On a page larger than the presets', a stroke has at most this many points per diagonal's length.
 SAMPLE_STEP = 10
+POINTS_PER_DIAGONAL = 180
 
 Point = tuple[float, float]
 
@@ -191,10 +194,11 @@ def _o(value: float) -> str:
 
 
 class _Svg:
-    """Collects SVG elements in drawing order."""
+    """Collects SVG elements in drawing order; strokes are sampled every `step` page units."""
 
-    def __init__(self) -> None:
+    def __init__(self, step: float) -> None:
         self.parts: list[str] = []
+        self.step = step
 
     def add(self, text: str) -> None:
         self.parts.append(text)
@@ -211,7 +215,7 @@ class _Svg:
         thin_at: Sequence[float] = (),
     ) -> None:
         """A ballpoint stroke: a little wobbly, uneven in pressure, darker where the pen rests."""
-        pts = _resample(points, SAMPLE_STEP)
+        pts = _resample(points, self.step)
         if len(pts) < 2:
             return
         total = pts[-1].d
@@ -335,7 +339,7 @@ def page_svg(state: State, page_id: str) -> str:
     def seed(key: str) -> int:
         return hash_seed(f"{page_id}/{key}")
 
-    svg = _Svg()
+    svg = _Svg(step=max(SAMPLE_STEP, rules.diagonal / POINTS_PER_DIAGONAL))
     svg.add(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="{_n(height)}" '
         f'viewBox="0 0 {_n(width)} {_n(height)}">'
@@ -372,8 +376,18 @@ def page_svg(state: State, page_id: str) -> str:
     return "\n".join(svg.parts) + "\n"
 
 
-def svg_to_png(svg: str, width: int = PNG_WIDTH) -> bytes:
-    """Rasterises an SVG document to a PNG `width` pixels wide with cairosvg (Debian's libcairo2), then
+def png_size(rules: RuleSet) -> tuple[int, int]:
+    """Returns the PNG's (width, height) in pixels: the page's shape, as large as fits in `PNG_BOX`.
+
+    >>> png_size(RuleSet.preset("classic")), png_size(RuleSet.preset("classic").replace(page_height=5000))
+    ((700, 980), (280, 1400))
+    """
+    scale = min(PNG_BOX[0] / rules.page_width, PNG_BOX[1] / rules.page_height)
+    return max(1, round(rules.page_width * scale)), max(1, round(rules.page_height * scale))
+
+
+def svg_to_png(svg: str, size: tuple[int, int]) -> bytes:
+    """Rasterises an SVG document to a PNG of `size` (width, height) with cairosvg (Debian's libcairo2), then
     keeps it to 64 colours (two inks on paper need no more; the file is a third the size, which chat
     apps' link previews want small).
 
@@ -385,7 +399,8 @@ def svg_to_png(svg: str, width: int = PNG_WIDTH) -> bytes:
         raise PictureUnavailable(f"no PNG rasteriser on this server ({error})") from error
     from PIL import Image
 
-    rgba = cairosvg.svg2png(bytestring=svg.encode("utf-8"), output_width=width)
+    width, height = size
+    rgba = cairosvg.svg2png(bytestring=svg.encode("utf-8"), output_width=width, output_height=height)
     with Image.open(io.BytesIO(rgba)) as image:
         palette = image.convert("RGB").quantize(
             colors=PNG_COLOURS, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE

@@ -19,7 +19,7 @@ from server_testkit import simple_action
 
 from dotfight.engine import Replay, RuleSet, State
 from dotfight.server.app import create_app
-from dotfight.server.picture import INK, PNG_WIDTH, page_svg, svg_to_png
+from dotfight.server.picture import INK, page_svg, png_size, svg_to_png
 from dotfight.server.settings import Settings
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -44,9 +44,9 @@ def test_the_finished_golden_page_is_drawn_byte_for_byte_as_the_golden_svg() -> 
 
 def test_the_png_matches_the_golden_png_within_a_pixel_tolerance() -> None:
     page_id, state = golden_state()
-    made = Image.open(io.BytesIO(svg_to_png(page_svg(state, page_id)))).convert("RGB")
+    made = Image.open(io.BytesIO(svg_to_png(page_svg(state, page_id), png_size(state.rules)))).convert("RGB")
     golden = Image.open(GOLDEN / "picture.png").convert("RGB")
-    assert made.size == golden.size == (PNG_WIDTH, round(PNG_WIDTH * 1.4))
+    assert made.size == golden.size == (700, 980)
     difference = ImageChops.difference(made, golden).convert("L")
     histogram = difference.histogram()
     pixels = made.size[0] * made.size[1]
@@ -57,7 +57,7 @@ def test_the_png_matches_the_golden_png_within_a_pixel_tolerance() -> None:
 
 def test_the_png_is_small_and_holds_both_inks_on_the_paper() -> None:
     page_id, state = golden_state()
-    png = svg_to_png(page_svg(state, page_id))
+    png = svg_to_png(page_svg(state, page_id), png_size(state.rules))
     assert png.startswith(b"\x89PNG") and len(png) < 400_000
     image = Image.open(io.BytesIO(png)).convert("RGB")
     raw = image.tobytes()
@@ -155,12 +155,24 @@ def test_an_open_pages_picture_changes_with_each_move_and_is_revalidated(client:
     first = client.get(url)
     assert first.status_code == 200 and first.headers["content-type"] == "image/png"
     assert "no-cache" in first.headers["cache-control"]
-    assert Image.open(io.BytesIO(first.content)).size == (PNG_WIDTH, round(PNG_WIDTH * 1.4))
+    assert Image.open(io.BytesIO(first.content)).size == (700, 980)
     play(client, page, actions=1)  # quick setup: six rings and their soldiers appear
     second = client.get(url, headers={"If-None-Match": first.headers["etag"]})
     assert second.status_code == 200 and second.headers["etag"] != first.headers["etag"]
     assert second.content != first.content
     assert client.get(url, headers={"If-None-Match": second.headers["etag"]}).status_code == 304
+
+
+def test_a_custom_page_of_any_shape_gets_a_bounded_picture(client: TestClient) -> None:
+    rules = {"page_width": 3000, "page_height": 60000, "base_radius_max": 400}
+    response = client.post("/api/pages", json={"preset": "custom", "mode": "local", "rules": rules})
+    assert response.status_code == 201, response.text
+    page = response.json()
+    play(client, page, actions=1)
+    png = Image.open(io.BytesIO(client.get(f"/api/pages/{page['id']}/picture.png").content))
+    assert png.size == (70, 1400)  # the page's shape, inside the 700 × 1400 box
+    svg = client.get(f"/api/pages/{page['id']}/picture.svg").text
+    assert 'viewBox="0 0 3000.0 60000.0"' in svg
 
 
 def test_pictures_of_unknown_pages_and_bad_ids_are_refused_with_codes(client: TestClient) -> None:
@@ -207,7 +219,7 @@ def test_a_shared_link_carries_the_pages_preview_with_an_absolute_image(public_c
     assert image == f"{PUBLIC_URL}/api/pages/{page['id']}/picture.png?v={final['version']}"
     assert tags["og:url"] == f"{PUBLIC_URL}/p/{page['id']}"
     assert tags["twitter:card"] == "summary_large_image" and tags["twitter:image"] == image
-    assert tags["og:image:width"] == str(PNG_WIDTH)
+    assert (tags["og:image:width"], tags["og:image:height"]) == ("700", "980")
     fetched = public_client.get(image.removeprefix(PUBLIC_URL))
     assert fetched.status_code == 200 and fetched.content.startswith(b"\x89PNG")
 

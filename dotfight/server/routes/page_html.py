@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse
 from dotfight.server.deps import ServicesDep
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.picture import PNG_WIDTH
+from dotfight.server.picture import png_size
 from dotfight.server.routes.pages import PageId, public_base
 
 logger = logging.getLogger(__name__)
@@ -68,8 +68,7 @@ def preview_tags(page: LoadedPage, base: str) -> str:
     """Returns the `<meta>` tags of a page's link preview; `base` is the public URL without a slash."""
     title, description = preview_text(page)
     page_id = page.meta.id
-    rules = page.state.rules
-    height = round(PNG_WIDTH * rules.page_height / rules.page_width)
+    width, height = png_size(page.state.rules)
     image = f"{base}/api/pages/{page_id}/picture.png?v={page.state.version}"
     properties = [
         ("og:type", "website"),
@@ -79,7 +78,7 @@ def preview_tags(page: LoadedPage, base: str) -> str:
         ("og:url", f"{base}/p/{page_id}"),
         ("og:image", image),
         ("og:image:type", "image/png"),
-        ("og:image:width", str(PNG_WIDTH)),
+        ("og:image:width", str(width)),
         ("og:image:height", str(height)),
         ("og:image:alt", f"The page drawn in blue and red ballpoint. {description}"),
     ]

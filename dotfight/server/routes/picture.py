@@ -20,7 +20,7 @@ from dotfight.server.cache import LruCache
 from dotfight.server.deps import ServicesDep
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.picture import PICTURE_FORMAT, PictureUnavailable, page_svg, svg_to_png
+from dotfight.server.picture import PICTURE_FORMAT, PictureUnavailable, page_svg, png_size, svg_to_png
 from dotfight.server.routes.pages import PageId
 
 router = APIRouter(prefix="/api")
@@ -59,7 +59,7 @@ class Pictures:
                 if png is None:
                     svg = self.svg(page)
                     try:
-                        png = await asyncio.to_thread(svg_to_png, svg)
+                        png = await asyncio.to_thread(svg_to_png, svg, png_size(page.state.rules))
                     except PictureUnavailable as error:
                         raise ApiError("unavailable", str(error)) from None
                     self._pngs.put(key, png)

@@ -22,7 +22,7 @@ from typing import Any
 
 from dotfight.engine import RuleSet, State, apply, new_page
 from dotfight.engine.rng import seed_to_hex
-from dotfight.server.picture import page_svg, svg_to_png
+from dotfight.server.picture import page_svg, png_size, svg_to_png
 from tests.support.players import nearest_snipe_action
 
 GOLDEN_DIR = Path(__file__).parent
@@ -51,7 +51,7 @@ def main() -> None:
     svg = page_svg(state, PAGE_ID)
     (GOLDEN_DIR / "picture_page.json").write_text(json.dumps(log, indent=1) + "\n")
     (GOLDEN_DIR / "picture.svg").write_text(svg)
-    (GOLDEN_DIR / "picture.png").write_bytes(svg_to_png(svg))
+    (GOLDEN_DIR / "picture.png").write_bytes(svg_to_png(svg, png_size(state.rules)))
     print(f"{len(log['actions'])} actions, {len(state.ink)} lines of ink, winner {state.winner}")
 
 
