@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import ipaddress
 import json
 import logging
@@ -27,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 
 from dotfight.engine import State, other_side
 from dotfight.server.errors import ApiError
@@ -239,7 +240,10 @@ class PushService:
         return "mailto:dotfight@localhost"
 
     async def _in_thread(self, work: Any, *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._threads, partial(work, *args))
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._threads, partial(work, *args))
+        except (OperationalError, InterfaceError) as error:
+            raise ApiError("unavailable", "the database does not answer; try again in a moment") from error
 
     # ----------------------------------------------------------------------------------------------
     # keys and subscriptions
@@ -276,7 +280,9 @@ class PushService:
             raise ApiError("bad_request", "pushes are for pages on a shared link or live", reason="no_push")
         check_endpoint(endpoint, self.settings.insecure_endpoints)
         subscribe = partial(repository.subscribe, keep=self.settings.per_seat)
-        await self._in_thread(self._write, subscribe, page.meta.id, side, endpoint, p256dh, auth)
+        # The same subscription sent twice at once: the other request stored it.
+        with contextlib.suppress(IntegrityError):
+            await self._in_thread(self._write, subscribe, page.meta.id, side, endpoint, p256dh, auth)
 
     async def unsubscribe(self, page_id: str, side: str, endpoint: str) -> bool:
         """Forgets a seat's subscription; tells whether there was one."""

@@ -267,3 +267,22 @@ def test_subscribing_needs_a_seat_of_a_link_or_live_page(client: TestClient) -> 
     unknown = client.post("/api/pages/NoSuchPage/push", json=body, headers=bearer("x" * 40))
     assert unknown.status_code == 404
     assert client.get(f"/api/pages/{page['id']}/push").status_code == 405
+
+
+def test_a_seat_keeps_its_five_newest_subscriptions_and_one_per_endpoint(
+    push_client: TestClient, push_service: PushService
+) -> None:
+    client = push_client
+    page = new_page(client)
+    phones = [Browser.at(f"{push_service.base}/push/red-{n}") for n in range(6)]
+    for phone in phones:
+        assert subscribe(client, page, "red", phone).status_code == 201
+    renewed = Browser.at(phones[5].endpoint)  # the same browser, new keys: renewed, not added
+    assert subscribe(client, page, "red", renewed).status_code == 201
+    move(client, page)  # quick setup
+    move(client, page)  # blue ready: red's move
+    drain(client)
+    pushes = push_service.wait_for(5)
+    assert sorted(push.path for push in pushes) == [f"/push/red-{n}" for n in range(1, 6)]  # the oldest went
+    newest = next(push for push in pushes if push.path == "/push/red-5")
+    assert renewed.read(newest)["side"] == "red"  # sent with the renewed keys
