@@ -382,9 +382,9 @@ class Master:
                 # Another worker process wrote this version (or move_id) between our check and our write.
                 self._pages.drop(page_id)
                 raise self._stale(await self.page(page_id)) from None
+            # After the commit, not in the writer: the events as sent carry the new turn's options.
+            applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
             if not applied.duplicate:
-                # After the commit, not in the writer: the events as sent carry the new turn's options.
-                applied = replace(applied, events=events_on_the_wire(page.state, applied.events))
                 for listener in self._listeners:
                     try:
                         listener(page, applied)

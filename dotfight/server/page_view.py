@@ -84,10 +84,14 @@ class LoadedPage:
         return snapshot
 
 
-def events_on_the_wire(state: State, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def events_on_the_wire(
+    state: State, events: Sequence[dict[str, Any]], version: int | None = None
+) -> list[dict[str, Any]]:
     """Returns events as they are sent to clients: the last `turn` event carries `options`, what the turn
-    it opens allows (`turn_options` of `state`, the page after these events; CONTRACTS.md C6). The events
-    given are not changed, so the stored log stays exactly as the engine wrote it.
+    it opens allows (`turn_options` of `state`, the page after these events; CONTRACTS.md C6). With
+    `version` (the action's), options are added only while the page is still at that version (a repeated
+    move answered later from the log is sent as stored). The events given are not changed, so the stored
+    log stays exactly as the engine wrote it.
 
     >>> from dotfight.engine import RuleSet, apply, new_page
     >>> page = new_page(RuleSet.preset("quick"), seed=7)
@@ -99,6 +103,8 @@ def events_on_the_wire(state: State, events: Sequence[dict[str, Any]]) -> list[d
     (['positioned', 'phase', 'turn'], 'blue', False)
     """
     sent = list(events)
+    if version is not None and version != state.version:
+        return sent
     for index in range(len(sent) - 1, -1, -1):
         if sent[index].get("type") == "turn":
             # Only the last turn event: the page after the action is the start of that turn alone.

@@ -129,3 +129,22 @@ def test_the_websocket_sends_options_in_its_state_its_broadcasts_and_its_catch_u
         turn_events = [event for event in message["events"] if event["type"] == "turn"]
         assert turn_events[-1]["options"] == turn_options(state)
         assert all("options" not in event for event in turn_events[:-1])
+
+
+def test_a_repeated_move_is_answered_as_first_while_the_page_stands_and_as_stored_after(
+    client: TestClient,
+) -> None:
+    page, state = local_page(client)
+    for _ in range(3):
+        _, state = step(client, page, state)
+    url, headers = f"/api/pages/{page['id']}/actions", bearer(page["seats"]["blue"])
+    body = {"action": simple_action(state.snapshot()), "version": state.version, "move_id": "m-1"}
+    first = client.post(url, json=body, headers=headers).json()
+    assert any("options" in event for event in first["events"])  # a snipe passes the turn to red
+    assert client.post(url, json=body, headers=headers).json() == first
+    state, _ = apply(state, "blue", body["action"])
+    _, state = step(client, page, state)  # the page moves on
+    later = client.post(url, json=body, headers=headers).json()
+    assert later["version"] == first["version"] and all("options" not in event for event in later["events"])
+    stored = client.get(f"/api/pages/{page['id']}/log").json()["entries"][first["version"] - 1]["events"]
+    assert later["events"] == stored
