@@ -11,6 +11,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DOTFIGHT_DATABASE_URL=sqlite:////data/dotfight.sqlite3
 COPY --from=build /dist/*.whl /tmp/
+# libcairo2 draws the page's PNG picture (cairosvg); without it only the SVG is served.
+RUN apt-get update && apt-get install -y --no-install-recommends libcairo2 && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir "$(ls /tmp/dotfight-*.whl)[postgres]" \
     && rm /tmp/dotfight-*.whl \
     && useradd --create-home --uid 1000 dotfight \

@@ -9,16 +9,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
-from fastapi.responses import FileResponse
 
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_factory
-from dotfight.server.errors import ApiError, install_error_handlers
+from dotfight.server.errors import install_error_handlers
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Applied, Master
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.routes import fallback, health, pages, ws
+from dotfight.server.push import PushService
+from dotfight.server.routes import fallback, health, page_html, pages, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
@@ -43,6 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
 
         master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
+        app.state.push = push = PushService(settings, database, hub)
+        master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         bots = BotRunner(master, load_bot_factory())
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         app.state.services = Services(settings, master, hub, bots, limiter)
@@ -52,6 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await bots.stop()
+            await push.close()
             await hub.close_all(CLOSE_GOING_AWAY)
             master.close()
             database.dispose()
@@ -71,16 +74,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(ws.router)
+    app.include_router(picture.router)
+    app.include_router(push.router)
     fallback.install(app)  # after every API route
 
-    index = settings.web_dir / "index.html"
-
-    @app.get("/p/{page_id}", include_in_schema=False)
-    async def page_app(page_id: pages.PageId) -> FileResponse:
-        """Serves the web app for a page link (the app reads the id from the path, the seat from the #)."""
-        if not index.is_file():
-            raise ApiError("not_found", "the web app is not installed")
-        return FileResponse(index, media_type="text/html")
-
+    app.include_router(page_html.router)  # /p/{id}: the app, with the page's link preview
     app.mount("/", WebFiles(settings.web_dir), name="web")
     return app

@@ -14,7 +14,7 @@ import logging
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -27,7 +27,7 @@ from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.errors import ApiError
-from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
+from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, iso_utc, status_of
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
@@ -382,6 +382,8 @@ class Master:
                 # Another worker process wrote this version (or move_id) between our check and our write.
                 self._pages.drop(page_id)
                 raise self._stale(await self.page(page_id)) from None
+            # After the commit, not in the writer: the events as sent carry the new turn's options.
+            applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
             if not applied.duplicate:
                 for listener in self._listeners:
                     try:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from dotfight.engine import State
+from dotfight.engine import State, turn_options
 from dotfight.store.models import PageRow
 
 
@@ -79,7 +80,37 @@ class LoadedPage:
         snapshot["seed"] = self.revealed_seed()
         bot = self.meta.bot
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
+        snapshot["options"] = turn_options(self.state)
         return snapshot
+
+
+def events_on_the_wire(
+    state: State, events: Sequence[dict[str, Any]], version: int | None = None
+) -> list[dict[str, Any]]:
+    """Returns events as they are sent to clients: the last `turn` event carries `options`, what the turn
+    it opens allows (`turn_options` of `state`, the page after these events; CONTRACTS.md C6). With
+    `version` (the action's), options are added only while the page is still at that version (a repeated
+    move answered later from the log is sent as stored). The events given are not changed, so the stored
+    log stays exactly as the engine wrote it.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> page, events = apply(page, "red", {"type": "ready"})
+    >>> sent = events_on_the_wire(page, events)
+    >>> [event["type"] for event in sent], sent[-1]["options"]["side"], "options" in events[-1]
+    (['positioned', 'phase', 'turn'], 'blue', False)
+    """
+    sent = list(events)
+    if version is not None and version != state.version:
+        return sent
+    for index in range(len(sent) - 1, -1, -1):
+        if sent[index].get("type") == "turn":
+            # Only the last turn event: the page after the action is the start of that turn alone.
+            sent[index] = {**sent[index], "options": turn_options(state)}
+            break
+    return sent
 
 
 def status_of(state: State) -> str:

@@ -77,3 +77,29 @@ class ActionRow(Base):
     events: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     move_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+class PushSubscriptionRow(Base):
+    """A browser's Web Push subscription for one seat of a page: told when it becomes that seat's move."""
+
+    __tablename__ = "push_subscriptions"
+    __table_args__ = (UniqueConstraint("page_id", "side", "endpoint", name="uq_push_page_side_endpoint"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"), index=True)
+    side: Mapped[str] = mapped_column(String(8))  # "blue" | "red"
+    endpoint: Mapped[str] = mapped_column(String(1024))
+    p256dh: Mapped[str] = mapped_column(String(128))
+    auth: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+class VapidKeyRow(Base):
+    """The server's VAPID key pair, made once (row id 1) and kept with the pages it pushes for."""
+
+    __tablename__ = "vapid_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    private_pem: Mapped[str] = mapped_column(String(1024))
+    public_key: Mapped[str] = mapped_column(String(128))  # the applicationServerKey, base64url
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)

@@ -18,6 +18,11 @@ def simple_action(snapshot: dict[str, Any]) -> dict[str, Any]:
     return nearest_snipe_action(snapshot, resign_from_version=MAX_ACTIONS)
 
 
+def as_stored(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events as the log stores them: without the `options` the server adds to `turn` events it sends."""
+    return [{key: value for key, value in event.items() if key != "options"} for event in events]
+
+
 class SocketClient:
     """A WebSocket client of one page that reads messages in order, setting presence aside."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_testkit import SocketClient, simple_action
+from server_testkit import SocketClient, as_stored, simple_action
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -97,7 +97,9 @@ async def test_a_quick_page_played_over_websockets_with_a_watcher(live_server: S
     assert final["phase"] == "over" and final["winner"] in ("blue", "red")
     assert final["seed"] is not None
     log = get_log(live_server, page_id)
-    assert [message["events"] for message in watched] == [entry["events"] for entry in log["entries"]]
+    assert [as_stored(message["events"]) for message in watched] == [
+        entry["events"] for entry in log["entries"]
+    ]
     move_ids = [entry["move_id"] for entry in log["entries"]]
     assert move_ids == [f"{page_id}-{version}" for version in range(final["version"])]
     # Tokens travel in headers, fragments and WebSocket messages only: the access log never holds one.
@@ -145,7 +147,9 @@ async def test_a_dropped_client_resumes_from_its_version(live_server: ServerProc
         resumed = await red.hello(tokens["red"], dropped_at)
         entries = get_log(live_server, page_id)["entries"]
         assert resumed["type"] == "events" and resumed["version"] == current["version"] == 9
-        assert resumed["events"] == [event for entry in entries[dropped_at:] for event in entry["events"]]
+        assert as_stored(resumed["events"]) == [
+            event for entry in entries[dropped_at:] for event in entry["events"]
+        ]
         fresh = await red.hello(tokens["red"], 0)  # a client without a version gets the whole snapshot
         assert fresh["type"] == "state" and fresh["snapshot"] == current
 

@@ -1,6 +1,7 @@
 // The end of a page: who won, how, the page's numbers side by side, and where to go next.
 
 import { otherSide } from "./model.js";
+import { sharePageButton } from "./sharepage.js";
 import { cap, h, sheet } from "./ui.js";
 
 const ROWS = [
@@ -25,6 +26,7 @@ export function endSheet(model, numbers, go) {
       button("Rematch", go.rematch, "btn btn-main", { "data-action": "rematch" }),
       button("Replay", go.replay),
       button("Exercise book", go.book),
+      model.id ? sharePageButton(model.id, () => s.close()) : null,
       button("Look at the page", null, "btn btn-quiet"))), { className: "end" });
   return s;
 }

@@ -3,6 +3,8 @@
 
 import { go, pagePath } from "./nav.js";
 import { penScratch, penSoundOn, setPenSound } from "./notice.js";
+import { pushToggle } from "./push.js";
+import { sharePageButton } from "./sharepage.js";
 import { h, sheet } from "./ui.js";
 import { MODE_WORDS, PRESET_WORDS } from "./words.js";
 
@@ -23,6 +25,8 @@ export function pageMenu(screen) {
   const s = sheet("This page", h("div", { class: "stack" },
     h("p", {}, `${PRESET_WORDS[screen.entry.preset] || "A page"} · ${MODE_WORDS[screen.mode] || ""}`),
     shared ? item("Share links", () => screen.share()) : null,
+    pushToggle({ id: screen.id, token: screen.token, mode: screen.mode, phase: m && m.phase }),
+    sharePageButton(screen.id, () => s.close()),
     item("Replay this page", () => go(pagePath(screen.id, "replay"))),
     soundBtn,
     item("How to play", () => go("/#how")),

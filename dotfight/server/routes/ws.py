@@ -18,6 +18,7 @@ from dotfight.server.errors import ApiError, describe_validation_error
 from dotfight.server.hub import Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.master import Seat
+from dotfight.server.page_view import events_on_the_wire
 from dotfight.server.routes.pages import PAGE_ID_PATTERN
 from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
 from dotfight.server.services import Services
@@ -156,7 +157,7 @@ class PageSocket:
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
                     batches = await master.events_since(self._page_id, since)
                     events = [event for batch in batches for event in batch]
-                    connection.send(events_message(version, events))
+                    connection.send(events_message(version, events_on_the_wire(page.state, events)))
                 else:
                     snapshot = page.public_snapshot()
                     label = seat.label if seat else None

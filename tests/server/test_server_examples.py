@@ -1,0 +1,25 @@
+"""The runnable examples in the docstrings of the picture, push, page-view and link-preview modules."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.flags.optimize >= 2, reason="python -OO strips docstrings")
+
+MODULES = [
+    "dotfight.server.picture",
+    "dotfight.server.push",
+    "dotfight.server.page_view",
+    "dotfight.server.routes.page_html",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_example_runs(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
