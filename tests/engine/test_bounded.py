@@ -8,11 +8,12 @@ import math
 import time
 import tracemalloc
 from functools import lru_cache
+from unittest import mock
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dotfight.engine import Base, RuleSet, State, apply, check_new_page, new_page
+from dotfight.engine import Base, RuleSet, Soldier, State, apply, check_new_page, new_page, setup
 from dotfight.engine.jotting import jot, min_spacing_radius
 from dotfight.engine.send import MAX_SPOTS_TRIED, _grid_outwards, free_spot, free_spot_search
 
@@ -170,3 +171,20 @@ def test_new_pages_refuse_the_tiny_dot_and_accept_the_presets() -> None:
         assert "dot_radius" in str(refusal)
     else:
         raise AssertionError("a dot a hundred-thousandth of the base was accepted for a new page")
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.floats(0.0, 60.0), st.floats(0.0, 60.0), st.booleans()), min_size=1, max_size=40),
+    st.data(),
+)
+def test_the_overlap_scan_and_the_tree_agree(
+    dots: list[tuple[float, float, bool]], data: st.DataObject
+) -> None:
+    """A few moved dots are checked by a plain scan, many by shapely's tree: the answers are the same."""
+    moved = data.draw(st.lists(st.sampled_from(range(len(dots))), unique=True, min_size=1))
+    # Moved dots stand (as in `position`); the others may be crossed out.
+    soldiers = [Soldier(f"s{k}", "blue", x, y, alive or k in moved) for k, (x, y, alive) in enumerate(dots)]
+    scanned = setup.first_overlaps(soldiers, moved, 14.0)
+    with mock.patch.object(setup, "_SCAN_PAIRS", -1):
+        assert setup.first_overlaps(soldiers, moved, 14.0) == scanned
