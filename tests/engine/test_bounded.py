@@ -116,6 +116,49 @@ def test_the_search_tries_a_bounded_number_of_spots(
         assert tried <= MAX_SPOTS_TRIED
 
 
+@st.composite
+def new_page_rings(draw: st.DrawFn) -> tuple[RuleSet, Base, list[tuple[float, float]]]:
+    """A rule set `check_new_page` accepts, one of its rings, and as many dots as its page can hold
+    standing on the ring's jotting spots and first grid points (the search's worst case), or anywhere."""
+    base_max = draw(st.floats(min_value=40.0, max_value=400.0))
+    base_min = draw(st.floats(min_value=20.0, max_value=base_max))
+    soldiers = draw(st.integers(min_value=1, max_value=20))
+    bases = draw(st.integers(min_value=1, max_value=8))
+    dot = draw(st.floats(min_value=base_max / 100, max_value=base_max / 100 * 20))
+    assume(min_spacing_radius(soldiers, dot) <= base_min)
+    rules = RuleSet.preset(
+        "custom",
+        page_width=3000.0,
+        page_height=4000.0,
+        base_radius_min=base_min,
+        base_radius_max=base_max,
+        dot_radius=dot,
+        soldiers_per_base=soldiers,
+        bases_per_side=bases,
+    )
+    check_new_page(rules)
+    r = draw(st.floats(min_value=base_min, max_value=base_max))
+    base = Base("b1", "blue", 1500.0, 3000.0, r, soldiers)
+    room = 2 * bases * soldiers - 1  # everyone on the page but the one arriving
+    grid = itertools.islice(_grid_outwards(base, dot), 2 * room + 1)
+    crowd = [*jot(base.x, base.y, r, soldiers, dot, flip=False), *grid]
+    if draw(st.booleans()):
+        taken = crowd[:room]
+    else:
+        taken = draw(st.lists(st.sampled_from(crowd[: 2 * room + 1]), max_size=room))
+    return rules, base, taken
+
+
+@SETTINGS
+@given(new_page_rings())
+def test_on_pages_check_new_page_accepts_the_search_stays_under_the_bound(
+    case: tuple[RuleSet, Base, list[tuple[float, float]]],
+) -> None:
+    rules, base, taken = case
+    _, tried = free_spot_search(base, taken, rules.dot_radius, rules.soldiers_per_base)
+    assert tried <= MAX_SPOTS_TRIED
+
+
 def test_the_worst_crowd_a_page_can_hold_stays_under_the_bound() -> None:
     """Every soldier a page can have standing on the ring's first grid points, one each."""
     base = Base("b1", "blue", 500.0, 1100.0, 100.0, 20)
