@@ -80,12 +80,10 @@ def check_send(state: State, side: Side, action: Send) -> None:
             "chain_pending", f"send: {turn.chain.soldier} owes his lunge-again and cannot walk"
         )
     if turn.chain is None and turn.flicks_left > 0:
-        staying = [
-            s
-            for s in state.soldiers
-            if s.side == side and s.alive and not s.on_road and s.id not in action.soldiers
-        ]
-        if not staying:
+        walking = set(action.soldiers)
+        if not any(
+            s.side == side and s.alive and not s.on_road and s.id not in walking for s in state.soldiers
+        ):
             raise IllegalAction(
                 "no_soldier_left", "send: nobody would be left to make the flick this turn owes"
             )
