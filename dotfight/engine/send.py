@@ -200,6 +200,10 @@ def free_spot_search(
     ([500.0, 1020.002], 2)
     """
     need = (2 * dot_radius) ** 2
+    # Every candidate lies within r − dot_radius of the centre, so a dot farther than r + 3·dot_radius is
+    # more than two dot radii from all of them: it never blocks one nor is any blocked one's nearest.
+    reach = (base.r + 3 * dot_radius) ** 2
+    taken = [(tx, ty) for tx, ty in taken if (tx - base.x) ** 2 + (ty - base.y) ** 2 <= reach]
     best: tuple[float, float] = (base.x, base.y)
     best_clearance = -1.0
     tried = 0
