@@ -80,7 +80,11 @@ def rings(draw: st.DrawFn, max_ratio: float = 60.0) -> tuple[Base, float, int, l
         taken += grid[:first]  # the grid's own first points, so the search has to walk on
     for _ in range(draw(st.integers(min_value=0, max_value=30))):
         angle = draw(st.floats(0.0, 2 * math.pi))
-        distance = draw(st.floats(0.0, r + 40.0))
+        distance = draw(st.floats(0.0, r + 4 * dot + 10.0))  # past the reach the search looks at, too
+        taken.append((base.x + distance * math.cos(angle), base.y + distance * math.sin(angle)))
+    for _ in range(draw(st.integers(min_value=0, max_value=24))):  # a crowd on and just outside the wall
+        angle = draw(st.floats(0.0, 2 * math.pi))
+        distance = r + draw(st.floats(-dot, 3 * dot))
         taken.append((base.x + distance * math.cos(angle), base.y + distance * math.sin(angle)))
     return base, dot, capacity, taken
 
@@ -231,3 +235,35 @@ def test_the_overlap_scan_and_the_tree_agree(
     scanned = setup.first_overlaps(soldiers, moved, 14.0)
     with mock.patch.object(setup, "_SCAN_PAIRS", -1):
         assert setup.first_overlaps(soldiers, moved, 14.0) == scanned
+
+
+def test_a_dot_just_outside_the_wall_still_blocks_a_spot_inside() -> None:
+    """Every spot is taken but the grid's centre, nearly blocked, and one by the wall, blocked only by a
+    dot standing just outside the wall: the search must still see that dot, and take the centre (the
+    most clearance) rather than the spot by the wall."""
+    dot, need = 5.0, 100.0
+
+    def clear(spot: tuple[float, float], candidates: tuple[tuple[float, float], ...]) -> bool:
+        others = [c for c in candidates if c not in (candidates[3], spot)]
+        return min((spot[0] - x) ** 2 + (spot[1] - y) ** 2 for x, y in others) >= need
+
+    # A grid spot by the wall, past r − 1.4 dots: a dot 1.9 dots beyond it stands past r + dot/2.
+    for half in range(120, 160):
+        base = Base("b1", "blue", 500.0, 1100.0, half / 2, 3)
+        candidates = old_candidates(base, dot, 3)
+        by_wall = [
+            c
+            for c in candidates[3:]
+            if math.hypot(c[0] - base.x, c[1] - base.y) > base.r - 1.4 * dot and clear(c, candidates)
+        ]
+        if by_wall:
+            break
+    centre, (gx, gy) = candidates[3], by_wall[0]  # the grid's first point, and one by the wall
+    out = math.hypot(gx - base.x, gy - base.y)
+    ux, uy = (gx - base.x) / out, (gy - base.y) / out
+    rim = (base.x + ux * (out + 1.9 * dot), base.y + uy * (out + 1.9 * dot))
+    near_centre = (centre[0] - ux * 1.95 * dot, centre[1] - uy * 1.95 * dot)
+    taken = [c for c in candidates if c not in (centre, (gx, gy))] + [near_centre]
+    assert old_free_spot(base, taken, dot, 3) == (gx, gy)  # without the rim dot, that spot is free
+    taken.append(rim)
+    assert free_spot(base, taken, dot, 3) == old_free_spot(base, taken, dot, 3) == centre
