@@ -56,6 +56,9 @@ class RefusedMessage(Exception):
         self.hello = hello
 
 
+TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
+
+
 def parse_client_message(text: str) -> HelloMessage | ActionMessage:
     """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
 
@@ -66,8 +69,12 @@ def parse_client_message(text: str) -> HelloMessage | ActionMessage:
         raw = json.loads(text)
     except ValueError as error:
         raise RefusedMessage(ApiError("bad_request", f"not JSON: {error}"), hello=False) from None
+    except RecursionError:  # json's C parser gives up on deep nesting (a 3 KB frame of lists)
+        raise RefusedMessage(TOO_DEEP, hello=False) from None
     try:
         return _client_message.validate_python(raw)
+    except RecursionError:
+        raise RefusedMessage(TOO_DEEP, hello=False) from None
     except ValidationError as error:
         fields = raw if isinstance(raw, dict) else {}
         move_id = fields.get("move_id")
