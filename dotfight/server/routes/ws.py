@@ -13,9 +13,9 @@ from fastapi import APIRouter, WebSocket
 from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 
-from dotfight.server.deps import get_services
+from dotfight.server.deps import client_key, get_services
 from dotfight.server.errors import ApiError, describe_validation_error
-from dotfight.server.hub import Connection, events_message
+from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.master import Seat
 from dotfight.server.routes.pages import PAGE_ID_PATTERN
@@ -29,6 +29,7 @@ router = APIRouter()
 CLOSE_POLICY = 1008  # flood, refused hello, bad origin
 CLOSE_TOO_BIG = 1009
 CLOSE_TRY_LATER = 1013
+CLOSE_PAGE_EXPIRED = 4410  # 4000 + HTTP 410 (CONTRACTS.md C5)
 # A client further behind than this many actions gets the whole snapshot instead of the events.
 MAX_CATCH_UP_ACTIONS = 200
 
@@ -91,6 +92,18 @@ def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]
     return message
 
 
+def refused_hello_close(error: ApiError) -> tuple[int, str]:
+    """Returns the close code (and reason) after a refused hello: a database outage is worth retrying
+    (1013 "try again later"), a full page is 4429, anything else is refused for good (1008)."""
+    if error.code == "unavailable":
+        return CLOSE_TRY_LATER, ""
+    if error.code == "too_many_sockets":
+        return CLOSE_TOO_MANY_SOCKETS, error.message
+    if error.code == "page_expired":
+        return CLOSE_PAGE_EXPIRED, error.message
+    return CLOSE_POLICY, ""
+
+
 class PageSocket:
     """One client's conversation with a page."""
 
@@ -151,6 +164,7 @@ class PageSocket:
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
         master = self._services.master
+        hub = self._services.hub
         connection = self._connection
         try:
             seat = await master.seat(self._page_id, hello.token) if hello.token else None
@@ -158,6 +172,8 @@ class PageSocket:
             # joining the broadcasts: it misses nothing and hears nothing twice.
             async with master.page_lock(self._page_id):
                 page = await master.page(self._page_id)
+                if hub.page_full(self._page_id, connection):
+                    raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
                 version = page.state.version
                 since = hello.version or 0
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
@@ -170,17 +186,15 @@ class PageSocket:
                     connection.send_json({"type": "state", "snapshot": snapshot, "seat": label})
                 self._seat = seat
                 connection.seat = seat.label if seat else None
-                if not self._joined:
-                    bot = page.meta.bot
-                    always = frozenset({bot.side}) if bot is not None else frozenset()
-                    self._services.hub.join(self._page_id, connection, always)
-                    self._joined = True
+                bot = page.meta.bot
+                always = frozenset({bot.side}) if bot is not None else frozenset()
+                # Joins (or, on a resync hello, updates its seat) and hears the presence.
+                hub.join(self._page_id, connection, always)
+                self._joined = True
         except ApiError as error:
             connection.send_json(error_message(error))
-            # A database outage is worth retrying (1013 "try again later"); a refused hello is not.
-            connection.close_soon(CLOSE_TRY_LATER if error.code == "unavailable" else CLOSE_POLICY)
+            connection.close_soon(*refused_hello_close(error))
             return False
-        self._services.hub.broadcast_presence(self._page_id)
         self._services.bots.wake(page)
         return True
 
@@ -211,7 +225,6 @@ class PageSocket:
         self._hello_timer.cancel()
         if self._joined:
             self._services.hub.leave(self._page_id, self._connection)
-            self._services.hub.broadcast_presence(self._page_id)
         await self._connection.finish()
 
 
@@ -224,6 +237,14 @@ async def page_socket(websocket: WebSocket, page_id: str) -> None:
         return
     await websocket.accept()
     connection = Connection(websocket, services.settings.ws_send_queue)
+    address = client_key(websocket)
+    if not services.hub.admit(address):
+        limit = services.hub.max_per_address
+        error = ApiError("too_many_sockets", f"this address has {limit} sockets open")
+        connection.send_json(error_message(error))
+        connection.close_soon(CLOSE_TOO_MANY_SOCKETS, error.message)
+        await connection.finish()
+        return
     socket = PageSocket(services, page_id, connection)
     try:
         await socket.serve()
@@ -231,4 +252,5 @@ async def page_socket(websocket: WebSocket, page_id: str) -> None:
         logger.exception("page %s: a WebSocket failed", page_id)
         await connection.close_now(1011)
     finally:
+        services.hub.release(address)
         await socket.leave()
