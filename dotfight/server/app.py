@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_factory
 from dotfight.server.errors import ApiError, install_error_handlers
+from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Applied, Master
@@ -25,7 +26,9 @@ from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
 
-CLOSE_GOING_AWAY = 1001
+# At shutdown every WebSocket is closed with 1012 "service restart" (what uvicorn itself sends to the
+# sockets it closes): the client reconnects and resumes from its version.
+CLOSE_SERVICE_RESTART = 1012
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -37,7 +40,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         database = make_engine(settings.database_url)
         await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
         master = Master(settings, database)
-        hub = Hub()
+        hub = Hub(
+            max_per_page=settings.ws_max_sockets_per_page,
+            max_per_address=settings.ws_max_sockets_per_address,
+            presence_delay=settings.ws_presence_delay,
+        )
 
         def announce(page: LoadedPage, applied: Applied) -> None:
             hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
@@ -52,7 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await bots.stop()
-            await hub.close_all(CLOSE_GOING_AWAY)
+            await hub.close_all(CLOSE_SERVICE_RESTART)
             master.close()
             database.dispose()
 
@@ -68,6 +75,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    # Outermost (added last): every answer, whichever route, mount or refusal made it, gets them.
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(SecurityHeaders)
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(ws.router)
