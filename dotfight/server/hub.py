@@ -173,8 +173,10 @@ class Hub:
     def page_full(self, page_id: str, connection: Connection) -> bool:
         """Tells whether a connection not yet on the page would go over the page's cap."""
         page = self._pages.get(page_id)
-        return page is not None and connection not in page.connections and (
-            len(page.connections) >= self.max_per_page
+        return (
+            page is not None
+            and connection not in page.connections
+            and (len(page.connections) >= self.max_per_page)
         )
 
     def join(self, page_id: str, connection: Connection, always_present: frozenset[str]) -> None:

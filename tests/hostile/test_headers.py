@@ -107,8 +107,8 @@ def test_the_app_runs_under_its_csp_in_chromium(start_server: StartServer, tmp_p
             )
             page.on("pageerror", lambda e: violations.append(f"error: {e}"))
             page.add_init_script(
-                "document.addEventListener('securitypolicyviolation',"
-                " (e) => { (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI); });"
+                "document.addEventListener('securitypolicyviolation', (e) => {"
+                " (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI); });"
             )
             seen: list[Any] = []
             for url in ["/", f"/p/{created['id']}#seat={created['seats']['blue']}", "/"]:
