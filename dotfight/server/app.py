@@ -19,8 +19,10 @@ from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Applied, Master
+from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.routes import fallback, health, pages, ws
+from dotfight.server.routes.ws import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
@@ -52,12 +54,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
         bots = BotRunner(master, load_bot_factory())
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
-        app.state.services = Services(settings, master, hub, bots, limiter)
+        creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
+        app.state.services = Services(settings, master, hub, bots, limiter, creations)
+
+        def expired(page_id: str) -> None:
+            error = ApiError("page_expired", "this page expired: nobody played it past setup in time")
+            hub.close_page(page_id, error_message(error), CLOSE_PAGE_EXPIRED, error.message)
+
+        sweeper = PageExpirySweeper(settings, database, expired)
+        sweeper.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()
         try:
             yield
         finally:
+            await sweeper.stop()
             await bots.stop()
             await hub.close_all(CLOSE_SERVICE_RESTART)
             master.close()

@@ -11,14 +11,22 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
 from dotfight.server.errors import ApiError
 from dotfight.server.writer import BatchWriter
 from dotfight.store.database import make_engine, make_session_factory
-from dotfight.store.migrations import upgrade_to_head
+from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION, upgrade_to_head
 from dotfight.store.models import Base, PageRow, utc_now
+
+
+def head_revision() -> str:
+    """The newest migration (which one it is changes as branches add theirs)."""
+    head = ScriptDirectory(str(DEFAULT_SCRIPT_LOCATION)).get_current_head()
+    assert head is not None
+    return head
 
 
 @pytest.fixture
@@ -32,7 +40,7 @@ def test_migrations_build_the_models_schema(database: Engine) -> None:
     with database.connect() as connection:
         differences = compare_metadata(MigrationContext.configure(connection), Base.metadata)
         assert differences == []
-        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0001"
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalar() == head_revision()
 
 
 def test_sqlite_connections_use_wal_full_sync_and_a_busy_timeout(database: Engine) -> None:
@@ -115,4 +123,6 @@ def test_two_processes_migrating_one_sqlite_file_at_once_both_start(tmp_path: Pa
         thread.join(30)
     assert failures == []
     with engines[0].connect() as connection:
-        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0001"]
+        assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
+            head_revision()
+        ]
