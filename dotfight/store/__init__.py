@@ -2,4 +2,4 @@
 
 # Imported with the package so that the tombstone table of expired pages is part of `Base.metadata`
 # wherever the models are (the schema comparison of the migrations sees every table).
-from dotfight.store import expiry as expiry  # noqa: E402
+from dotfight.store import expiry as expiry
