@@ -8,9 +8,11 @@ import contextlib
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
+from dotfight.server.settings import Settings
 from tests.hostile.conftest import StartServer
 
 # httptools is what `dotfight serve` runs by default (uvicorn[standard]); h11 is chosen with --http h11.
@@ -161,3 +163,18 @@ def test_requests_over_the_connection_cap_get_503_in_the_api_shape(start_server:
             sock.close()
     time.sleep(0.3)
     assert server.http.get("/api/health").status_code == 200
+
+
+def test_the_deploy_recipe_repeats_the_apps_limits() -> None:
+    """deploy/nginx.conf (no nginx on the test machine) says the same numbers as the app's defaults."""
+    conf = (Path(__file__).resolve().parents[2] / "deploy" / "nginx.conf").read_text()
+    defaults = Settings()
+    assert f"client_max_body_size {defaults.max_body_bytes // 1024}k;" in conf
+    assert f"client_header_timeout {defaults.http_head_timeout:g}s;" in conf
+    assert f"keepalive_timeout {defaults.http_keep_alive_timeout}s;" in conf
+    assert "large_client_header_buffers 2 8k;" in conf and defaults.http_max_head_bytes == 2 * 8 * 1024
+    assert f"limit_conn dotfight_conn {defaults.ws_max_sockets_per_address};" in conf
+    assert f"rate={defaults.page_creations_per_minute:g}r/m" in conf
+    assert f"burst={defaults.page_creation_burst} nodelay" in conf
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf  # overwritten, never appended
+    assert "proxy_set_header Upgrade $http_upgrade;" in conf
