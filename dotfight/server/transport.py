@@ -69,7 +69,9 @@ class _HeadGuard:
 
     head_timeout: float = 10.0
     max_connections: int = 4096
+    max_head_bytes: int = 16384
 
+    limit_concurrency: int | None
     transport: asyncio.Transport
     loop: asyncio.AbstractEventLoop
     connections: set[Any]
@@ -106,10 +108,6 @@ class _HeadGuard:
         # uvicorn's own check of `limit_concurrency` answers in plain text; this protocol answers HTTP
         # requests over the cap itself (`_over_capacity`). WebSocket handshakes keep uvicorn's check.
         self.limit_concurrency = None
-
-    limit_concurrency: int | None
-
-    max_head_bytes: int = 16384
 
     def _awaiting_head(self) -> bool:
         """Tells whether the bytes coming now belong to a request head."""
