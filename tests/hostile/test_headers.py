@@ -5,6 +5,7 @@ Chromium without one violation."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from tests.hostile.conftest import StartServer
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
+from tests.support.players import nearest_snipe_action
 from tests.support.server_process import ServerProcess
 
 EXPECTED = {
@@ -94,12 +96,14 @@ def test_the_app_runs_under_its_csp_in_chromium(start_server: StartServer, tmp_p
     from playwright.sync_api import sync_playwright
 
     server = start_server()
-    created = httpx.post(f"{server.base_url}/api/pages", json={"mode": "local"}).json()
+    # A live page: the game page hears every move over its WebSocket.
+    created = httpx.post(f"{server.base_url}/api/pages", json={"mode": "live"}).json()
+    game = f"/p/{created['id']}#seat={created['seats']['blue']}"
     violations: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            ctx = browser.new_context(**PHONE)
+            ctx = browser.new_context(**{**PHONE, "bypass_csp": False})  # the policy is enforced
             page = ctx.new_page()
             page.on(
                 "console",
@@ -111,15 +115,27 @@ def test_the_app_runs_under_its_csp_in_chromium(start_server: StartServer, tmp_p
                 " (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI); });"
             )
             seen: list[Any] = []
-            for url in ["/", f"/p/{created['id']}#seat={created['seats']['blue']}", "/"]:
+            for url in ["/", game]:
                 page.goto(server.base_url + url)
-                page.wait_for_function("window.dotfight !== undefined")
-                page.wait_for_timeout(1500)
+                wait_for_app(page)
+                page.wait_for_timeout(1000)
                 seen.append(page.evaluate("window.__csp || []"))
                 assert page.locator("#app").inner_text().strip(), url  # the app drew something
-            # The game page's canvas really is drawn (scripts and styles ran under the policy).
-            page.goto(server.base_url + f"/p/{created['id']}#seat={created['seats']['blue']}")
-            page.wait_for_selector("canvas")
+            # The game page follows a page played into battle (events over its WebSocket, drawn live).
+            for _ in range(12):
+                snapshot = server.http.get(f"/api/pages/{created['id']}").json()
+                body = {"action": nearest_snipe_action(snapshot), "version": snapshot["version"]}
+                for side in ("blue", "red"):  # whoever may act now
+                    auth = {"Authorization": f"Bearer {created['seats'][side]}"}
+                    answer = server.http.post(f"/api/pages/{created['id']}/actions", json=body, headers=auth)
+                    if answer.status_code == 200:
+                        break
+            deadline = time.monotonic() + 20
+            while page.evaluate("window.dotfight.state().phase") != "play":
+                assert time.monotonic() < deadline, "the game page did not follow the page into play"
+                page.evaluate("window.dotfight.idle()")
+                page.wait_for_timeout(200)
+            seen.append(page.evaluate("window.__csp || []"))
             # A page of another origin may not frame the app.
             frame_host = ctx.new_page()
             frame_host.set_content(f'<iframe src="{server.base_url}/"></iframe>')
@@ -134,3 +150,11 @@ def test_the_app_runs_under_its_csp_in_chromium(start_server: StartServer, tmp_p
             browser.close()
     assert seen == [[], [], []], seen
     assert violations == []
+
+
+def wait_for_app(page: Any, timeout_s: float = 15.0) -> None:
+    """Waits until the app has started (polled with `evaluate`: the CSP forbids wait_for_function's eval)."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate("window.dotfight !== undefined"):
+        assert time.monotonic() < deadline, "the app did not start"
+        page.wait_for_timeout(100)
