@@ -278,7 +278,8 @@ def test_migrations_build_the_schema_on_first_start_and_a_second_start_changes_n
             page = LinkPage.create(client)
             page.step()
 
-        assert set(inspect(database).get_table_names()) == {"alembic_version", "pages", "seats", "actions"}
+        tables = {"alembic_version", "pages", "seats", "actions", "expired_pages"}
+        assert set(inspect(database).get_table_names()) == tables
         with database.connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
                 alembic_head()
