@@ -74,6 +74,7 @@ def bench_server(workdir: Path) -> ServerProcess:
         # The clients here play far faster than people (--think 0): lift the per-client flood limits.
         extra_env={
             "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
+            "DOTFIGHT_PAGE_CREATION_BURST": "1000000",
             "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
             "DOTFIGHT_WS_MESSAGE_BURST": "100000",
         },

@@ -12,20 +12,25 @@ from fastapi.middleware.gzip import GZipMiddleware
 
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_factory
-from dotfight.server.errors import install_error_handlers
+from dotfight.server.errors import ApiError, install_error_handlers
+from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Applied, Master
+from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.push import PushService
 from dotfight.server.routes import fallback, health, page_html, pages, picture, push, ws
+from dotfight.server.routes.ws import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
 
-CLOSE_GOING_AWAY = 1001
+# At shutdown every WebSocket is closed with 1012 "service restart" (what uvicorn itself sends to the
+# sockets it closes): the client reconnects and resumes from its version.
+CLOSE_SERVICE_RESTART = 1012
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -37,7 +42,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         database = make_engine(settings.database_url)
         await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
         master = Master(settings, database)
-        hub = Hub()
+        hub = Hub(
+            max_per_page=settings.ws_max_sockets_per_page,
+            max_per_address=settings.ws_max_sockets_per_address,
+            presence_delay=settings.ws_presence_delay,
+        )
 
         def announce(page: LoadedPage, applied: Applied) -> None:
             hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
@@ -47,15 +56,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         bots = BotRunner(master, load_bot_factory())
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
-        app.state.services = Services(settings, master, hub, bots, limiter)
+        creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
+        app.state.services = Services(settings, master, hub, bots, limiter, creations)
+
+        def expired(page_id: str) -> None:
+            error = ApiError("page_expired", "this page expired: nobody played it past setup in time")
+            hub.close_page(page_id, error_message(error), CLOSE_PAGE_EXPIRED, error.message)
+
+        sweeper = PageExpirySweeper(settings, database, expired)
+        sweeper.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()
         try:
             yield
         finally:
+            await sweeper.stop()
             await bots.stop()
             await push.close()
-            await hub.close_all(CLOSE_GOING_AWAY)
+            await hub.close_all(CLOSE_SERVICE_RESTART)
             master.close()
             database.dispose()
 
@@ -71,6 +89,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    # Outermost (added last): every answer, whichever route, mount or refusal made it, gets them.
+    app.add_middleware(HeadAsGet)
+    app.add_middleware(SecurityHeaders)
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(ws.router)

@@ -51,17 +51,29 @@ def client_key(connection: HTTPConnection) -> str:
     return connection.client.host if connection.client else "unknown"
 
 
+def _refuse_if_waiting(wait: float, message: str) -> None:
+    if wait > 0:
+        retry_after = str(max(1, math.ceil(wait)))
+        raise ApiError("rate_limited", message, headers={"Retry-After": retry_after})
+
+
 def rate_limit(connection: HTTPConnection, services: ServicesDep) -> None:
     """Refuses a client that sends too many requests with 429 rate_limited and a Retry-After."""
     wait = services.http_limiter.wait(client_key(connection))
-    if wait > 0:
-        retry_after = str(max(1, math.ceil(wait)))
-        raise ApiError(
-            "rate_limited", "too many requests; wait a moment", headers={"Retry-After": retry_after}
-        )
+    _refuse_if_waiting(wait, "too many requests; wait a moment")
 
 
 RateLimited = Depends(rate_limit)
+
+
+def creation_limit(connection: HTTPConnection, services: ServicesDep) -> None:
+    """Refuses a client that creates pages faster than `page_creations_per_minute` (after a burst of
+    `page_creation_burst`) with 429 rate_limited and a Retry-After."""
+    wait = services.creation_limiter.wait(client_key(connection))
+    _refuse_if_waiting(wait, "too many new pages from this address; wait a moment")
+
+
+CreationRateLimited = Depends(creation_limit)
 
 
 def json_body(content_type: Annotated[str | None, Header()] = None) -> None:

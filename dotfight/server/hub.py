@@ -3,6 +3,11 @@
 Every connection has its own outgoing queue drained by its own writer task, so broadcasting is a
 non-blocking put: the master can broadcast under the page lock (keeping version order) without waiting
 for a slow phone. A connection that lets its queue fill up is dropped; it resumes from its version.
+
+Presence costs O(1) per join or leave: each page counts its connections per seat, a joining connection
+is told the presence once, and the others hear of it only when it changes, gathered over a short delay
+(a thousand watchers arriving cause no presence broadcast at all; a seat arriving causes one). Sockets
+are capped per page and per client address.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections import defaultdict
+from collections import Counter
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
@@ -20,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 # Close code for a client too slow to keep up ("try again later").
 CLOSE_TOO_SLOW = 1013
+# Close code for a socket over the cap of its page or its address (4000 + HTTP 429).
+CLOSE_TOO_MANY_SOCKETS = 4429
 
 
 def compact_json(message: dict[str, Any]) -> str:
@@ -40,6 +47,7 @@ class Connection:
         self.seat: str | None = None
         self._outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=queue_size)
         self.close_code: int | None = None
+        self.close_reason = ""
         self._writer = asyncio.create_task(self._write_loop())
         self._closer: asyncio.Task[None] | None = None
 
@@ -69,11 +77,12 @@ class Connection:
         """Queues a message given as a dict."""
         self.send(compact_json(message))
 
-    def close_soon(self, code: int) -> None:
-        """Closes the socket with `code` once what is queued has been sent."""
+    def close_soon(self, code: int, reason: str = "") -> None:
+        """Closes the socket with `code` (and `reason`) once what is queued has been sent."""
         if self.close_code is not None:
             return
         self.close_code = code
+        self.close_reason = reason
         try:
             self._outbox.put_nowait(None)
         except asyncio.QueueFull:
@@ -91,7 +100,7 @@ class Connection:
     async def _close_socket(self, code: int) -> None:
         if self.websocket.application_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
-                await self.websocket.close(code)
+                await self.websocket.close(code, self.close_reason)
 
     async def finish(self) -> None:
         """Lets the writer send what is queued (briefly), then stops it."""
@@ -106,50 +115,139 @@ class Connection:
             logger.debug("writer ended with an error", exc_info=True)
 
 
-class Hub:
-    """Connections per page; presence is which seats have at least one connection."""
+PresenceKey = tuple[bool, bool]
 
-    def __init__(self) -> None:
-        self._pages: defaultdict[str, set[Connection]] = defaultdict(set)
-        # Seats always present on a page (Dawood-bot's).
-        self._always_present: dict[str, frozenset[str]] = {}
+
+class _Page:
+    """The connections of one page, counted per seat, and the presence last broadcast."""
+
+    def __init__(self, always_present: frozenset[str]) -> None:
+        self.connections: dict[Connection, str | None] = {}
+        self.seats: Counter[str] = Counter()
+        self.always_present = always_present
+        # What an empty page's presence is; each joiner is told the presence itself on arrival.
+        self.sent: PresenceKey = self.presence()
+        self.flush: asyncio.TimerHandle | None = None
+
+    def presence(self) -> PresenceKey:
+        both = self.seats["both"] > 0
+        blue = both or self.seats["blue"] > 0 or "blue" in self.always_present
+        red = both or self.seats["red"] > 0 or "red" in self.always_present
+        return blue, red
+
+
+def presence_message(presence: PresenceKey) -> str:
+    """Serialises the `{type: "presence", blue, red}` message."""
+    return compact_json({"type": "presence", "blue": presence[0], "red": presence[1]})
+
+
+class Hub:
+    """Connections per page; presence is which seats have at least one connection.
+
+    `max_per_page` and `max_per_address` cap sockets (per process); `presence_delay` is how long
+    presence changes are gathered before one broadcast.
+    """
+
+    def __init__(
+        self, max_per_page: int = 500, max_per_address: int = 500, presence_delay: float = 0.05
+    ) -> None:
+        self._pages: dict[str, _Page] = {}
+        self._addresses: Counter[str] = Counter()
+        self.max_per_page = max_per_page
+        self.max_per_address = max_per_address
+        self._presence_delay = presence_delay
+
+    def admit(self, address: str) -> bool:
+        """Counts one more socket from `address`; False (counting nothing) when it is at its cap."""
+        if self._addresses[address] >= self.max_per_address:
+            return False
+        self._addresses[address] += 1
+        return True
+
+    def release(self, address: str) -> None:
+        """Forgets one socket of `address` (counted by `admit`)."""
+        self._addresses[address] -= 1
+        if self._addresses[address] <= 0:
+            del self._addresses[address]
+
+    def page_full(self, page_id: str, connection: Connection) -> bool:
+        """Tells whether a connection not yet on the page would go over the page's cap."""
+        page = self._pages.get(page_id)
+        return (
+            page is not None
+            and connection not in page.connections
+            and (len(page.connections) >= self.max_per_page)
+        )
 
     def join(self, page_id: str, connection: Connection, always_present: frozenset[str]) -> None:
-        """Adds a connection to a page."""
-        self._pages[page_id].add(connection)
-        self._always_present[page_id] = always_present
+        """Adds a connection to a page with its `seat` (again after a resync hello: its seat may have
+        changed), tells it the presence, and tells the others if the presence changed."""
+        page = self._pages.get(page_id)
+        if page is None:
+            page = self._pages[page_id] = _Page(always_present)
+        previous = page.connections.get(connection)
+        if previous is not None:
+            page.seats[previous] -= 1
+        page.connections[connection] = connection.seat
+        if connection.seat is not None:
+            page.seats[connection.seat] += 1
+        connection.send(presence_message(page.presence()))
+        self._presence_may_have_changed(page_id, page)
 
     def leave(self, page_id: str, connection: Connection) -> None:
-        """Removes a connection from a page."""
-        connections = self._pages.get(page_id)
-        if connections is None:
+        """Removes a connection from a page (the others hear of it if the presence changed)."""
+        page = self._pages.get(page_id)
+        if page is None or connection not in page.connections:
             return
-        connections.discard(connection)
-        if not connections:
+        seat = page.connections.pop(connection)
+        if seat is not None:
+            page.seats[seat] -= 1
+        if not page.connections:
+            if page.flush is not None:
+                page.flush.cancel()
             del self._pages[page_id]
-            self._always_present.pop(page_id, None)
+            return
+        self._presence_may_have_changed(page_id, page)
+
+    def _presence_may_have_changed(self, page_id: str, page: _Page) -> None:
+        if page.flush is None and page.presence() != page.sent:
+            loop = asyncio.get_running_loop()
+            page.flush = loop.call_later(self._presence_delay, self._flush_presence, page_id, page)
+
+    def _flush_presence(self, page_id: str, page: _Page) -> None:
+        page.flush = None
+        if self._pages.get(page_id) is not page:
+            return
+        presence = page.presence()
+        if presence != page.sent:
+            page.sent = presence
+            self.broadcast(page_id, presence_message(presence))
 
     def broadcast(self, page_id: str, text: str) -> None:
         """Queues a serialised message for every connection of a page."""
-        for connection in self._pages.get(page_id, ()):
+        page = self._pages.get(page_id)
+        if page is None:
+            return
+        for connection in page.connections:
             connection.send(text)
 
     def presence(self, page_id: str) -> dict[str, object]:
         """Returns the `{type: "presence", blue, red}` message of a page."""
-        present = set(self._always_present.get(page_id, frozenset()))
-        for connection in self._pages.get(page_id, ()):
-            if connection.seat == "both":
-                present.update(("blue", "red"))
-            elif connection.seat is not None:
-                present.add(connection.seat)
-        return {"type": "presence", "blue": "blue" in present, "red": "red" in present}
+        page = self._pages.get(page_id)
+        blue, red = page.presence() if page is not None else (False, False)
+        return {"type": "presence", "blue": blue, "red": red}
 
-    def broadcast_presence(self, page_id: str) -> None:
-        """Tells every connection of a page who is there."""
-        self.broadcast(page_id, compact_json(self.presence(page_id)))
+    def close_page(self, page_id: str, message: dict[str, Any], code: int, reason: str = "") -> None:
+        """Sends `message` to every connection of a page, then closes them with `code`."""
+        page = self._pages.get(page_id)
+        if page is None:
+            return
+        for connection in list(page.connections):
+            connection.send_json(message)
+            connection.close_soon(code, reason)
 
     async def close_all(self, code: int) -> None:
         """Closes every connection (at shutdown)."""
-        for connections in list(self._pages.values()):
-            for connection in list(connections):
+        for page in list(self._pages.values()):
+            for connection in list(page.connections):
                 await connection.close_now(code)

@@ -31,7 +31,7 @@ from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_t
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
-from dotfight.store import repository
+from dotfight.store import expiry, repository
 from dotfight.store.database import database_answers, make_session_factory
 from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
 
@@ -85,7 +85,10 @@ def _database_trouble(error: BaseException) -> bool:
     return isinstance(error, DBAPIError) and error.connection_invalidated
 
 
-def _no_such_page() -> ApiError:
+def _no_such_page(session: Session, page_id: str) -> ApiError:
+    # A page deleted by expiry answers 410 page_expired (CONTRACTS.md C5), an unknown one 404.
+    if expiry.is_expired(session, page_id):
+        return ApiError("page_expired", "this page expired: nobody played it past setup in time")
     return ApiError("not_found", "no page with this id")
 
 
@@ -93,7 +96,7 @@ def _stored_version(session: Session, page_id: str) -> int:
     """Reads the page's stored version alone (not its cached state); raises not_found."""
     version = repository.page_version(session, page_id)
     if version is None:
-        raise _no_such_page()
+        raise _no_such_page(session, page_id)
     return version
 
 
@@ -184,7 +187,7 @@ class Master:
         or the whole log replayed when there is no usable cache."""
         row = repository.get_page(session, page_id)
         if row is None:
-            raise _no_such_page()
+            raise _no_such_page(session, page_id)
         meta = PageMeta.from_row(row)
         cached_at = row.cache_version
         if row.state_cache is not None and cached_at is not None and cached_at <= row.version:

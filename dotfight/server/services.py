@@ -13,10 +13,12 @@ from dotfight.server.settings import Settings
 
 @dataclass
 class Services:
-    """Settings, the page authority, the WebSocket hub, the bot seat and the HTTP rate limiter."""
+    """Settings, the page authority, the WebSocket hub, the bot seat, the HTTP rate limiter and the
+    limiter of page creation (per client address)."""
 
     settings: Settings
     master: Master
     hub: Hub
     bots: BotRunner
     http_limiter: RateLimiter
+    creation_limiter: RateLimiter

@@ -46,3 +46,33 @@ class Settings(BaseSettings):
     db_threads: int = Field(default=1, gt=0)
     # Pages whose latest engine state is kept in memory.
     state_cache_pages: int = Field(default=4096, gt=0)
+
+    # --- Transport, browser headers, sockets and page lifetime (hardening, docs/SERVER.md "Limits").
+    # Every cap below holds per server process.
+    # Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated addresses or
+    # networks, "*" for any); empty trusts nobody, so a client cannot forge its address.
+    forwarded_allow_ips: str = ""
+    # HTTP implementation under uvicorn: "httptools" (fast, the default when installed) or "h11".
+    http_implementation: str = Field(default="auto", pattern="^(auto|httptools|h11)$")
+    # A request head (request line and headers) larger than this is refused with 431.
+    http_max_head_bytes: int = Field(default=16384, ge=1024)
+    # Seconds a connection has to send a whole request head (from connecting, or from the head's first
+    # byte on a kept-alive connection); then 408 (or a silent close if nothing came).
+    http_head_timeout: float = Field(default=10.0, gt=0)
+    # Seconds an idle kept-alive connection stays open between requests.
+    http_keep_alive_timeout: int = Field(default=5, gt=0)
+    # Open connections (HTTP and WebSocket) plus running requests; beyond it requests get 503.
+    max_connections: int = Field(default=4096, gt=0)
+    # WebSockets on one page, and from one client address; beyond them a socket is closed with 4429.
+    ws_max_sockets_per_page: int = Field(default=500, gt=0)
+    ws_max_sockets_per_address: int = Field(default=500, gt=0)
+    # Seconds presence changes are gathered before they are sent (one message for a burst of joins).
+    ws_presence_delay: float = Field(default=0.05, ge=0)
+    # Pages one client address may create: a sustained rate per minute and a burst.
+    page_creations_per_minute: float = Field(default=1.0, gt=0)
+    page_creation_burst: int = Field(default=20, gt=0)
+    # A page never played past setup (bases, positioning) expires this many days after its last action;
+    # its link then answers 410 page_expired. Pages in play or over are kept.
+    page_setup_ttl_days: float = Field(default=30.0, gt=0)
+    # Seconds between sweeps for expired pages.
+    page_expiry_sweep_seconds: float = Field(default=3600.0, gt=0)

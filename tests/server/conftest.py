@@ -28,6 +28,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
             "web_dir": web,
             "http_requests_per_second": 10_000.0,
             "http_request_burst": 10_000,
+            "page_creation_burst": 10_000,
         }
         values.update(overrides)
         return Settings(**values)  # type: ignore[arg-type]
@@ -46,7 +47,11 @@ def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """One real server process shared by the WebSocket tests. Its clients play far faster than people,
     so its flood limit is raised (the flood test has a server with the default limit of its own)."""
-    relaxed = {"DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000", "DOTFIGHT_WS_MESSAGE_BURST": "1000"}
+    relaxed = {
+        "DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000",
+        "DOTFIGHT_WS_MESSAGE_BURST": "1000",
+        "DOTFIGHT_PAGE_CREATION_BURST": "100000",
+    }
     server = ServerProcess.on_sqlite(tmp_path_factory.mktemp("live"), extra_env=relaxed)
     server.start()
     yield server

@@ -45,7 +45,11 @@ if TYPE_CHECKING:
 # Far above what the simple player needs to end a Quick page (about 130 to 200 actions).
 MAX_ACTIONS = 1500
 # Raised request limits: the tests act far faster than the per-address default allows a person.
-RELAXED_LIMITS = {"http_requests_per_second": 100_000.0, "http_request_burst": 100_000}
+RELAXED_LIMITS = {
+    "http_requests_per_second": 100_000.0,
+    "http_request_burst": 100_000,
+    "page_creation_burst": 100_000,
+}
 SERVER_START_TIMEOUT_S = 60
 # Generous: Dawood-bot thinks in a worker thread, and the machine is shared.
 BOT_WAIT_S = 60.0
@@ -209,6 +213,7 @@ def server_process(database_url: str, log_path: Path) -> ServerProcess:
         extra_env={
             "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": str(RELAXED_LIMITS["http_requests_per_second"]),
             "DOTFIGHT_HTTP_REQUEST_BURST": str(RELAXED_LIMITS["http_request_burst"]),
+            "DOTFIGHT_PAGE_CREATION_BURST": str(RELAXED_LIMITS["page_creation_burst"]),
         },
         start_timeout_s=SERVER_START_TIMEOUT_S,
         http_timeout_s=30,
@@ -277,7 +282,8 @@ def test_migrations_build_the_schema_on_first_start_and_a_second_start_changes_n
             page = LinkPage.create(client)
             page.step()
 
-        assert set(inspect(database).get_table_names()) >= {"alembic_version", "pages", "seats", "actions"}
+        tables = {"alembic_version", "pages", "seats", "actions", "expired_pages"}
+        assert set(inspect(database).get_table_names()) >= tables
         with database.connect() as connection:
             assert connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
                 alembic_head()

@@ -23,6 +23,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         f"sqlite:///{tmp_path_factory.mktemp('web-server') / 't.sqlite3'}",
         tmp_path_factory.getbasetemp() / "web-server.log",
         extra_args=["--no-access-log"],
+        # The browser tests start many pages from one address in minutes.
+        extra_env={"DOTFIGHT_PAGE_CREATION_BURST": "1000"},
     )
     try:
         process.start()

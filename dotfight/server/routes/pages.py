@@ -9,7 +9,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep
+from dotfight.server.deps import (
+    BearerToken,
+    CreationRateLimited,
+    JsonBody,
+    RateLimited,
+    ReaderToken,
+    ServicesDep,
+)
 from dotfight.server.errors import ApiError
 from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
 from dotfight.server.settings import Settings
@@ -28,7 +35,7 @@ def public_base(settings: Settings, request: Request) -> str:
     return base.rstrip("/")
 
 
-@router.post("/pages", status_code=201, dependencies=[RateLimited, JsonBody])
+@router.post("/pages", status_code=201, dependencies=[RateLimited, CreationRateLimited, JsonBody])
 async def create_page(body: PageCreate, request: Request, services: ServicesDep) -> PageCreated:
     """Creates a page and answers its seats, links, seed commitment and first snapshot."""
     bot_seed = None

@@ -13,9 +13,9 @@ from fastapi import APIRouter, WebSocket
 from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 
-from dotfight.server.deps import get_services
+from dotfight.server.deps import client_key, get_services
 from dotfight.server.errors import ApiError, describe_validation_error
-from dotfight.server.hub import Connection, events_message
+from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.master import Seat
 from dotfight.server.page_view import events_on_the_wire
@@ -30,6 +30,7 @@ router = APIRouter()
 CLOSE_POLICY = 1008  # flood, refused hello, bad origin
 CLOSE_TOO_BIG = 1009
 CLOSE_TRY_LATER = 1013
+CLOSE_PAGE_EXPIRED = 4410  # 4000 + HTTP 410 (CONTRACTS.md C5)
 # A client further behind than this many actions gets the whole snapshot instead of the events.
 MAX_CATCH_UP_ACTIONS = 200
 
@@ -57,6 +58,9 @@ class RefusedMessage(Exception):
         self.hello = hello
 
 
+TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
+
+
 def parse_client_message(text: str) -> HelloMessage | ActionMessage:
     """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
 
@@ -67,8 +71,12 @@ def parse_client_message(text: str) -> HelloMessage | ActionMessage:
         raw = json.loads(text)
     except ValueError as error:
         raise RefusedMessage(ApiError("bad_request", f"not JSON: {error}"), hello=False) from None
+    except RecursionError:  # json's C parser gives up on deep nesting (a 3 KB frame of lists)
+        raise RefusedMessage(TOO_DEEP, hello=False) from None
     try:
         return _client_message.validate_python(raw)
+    except RecursionError:
+        raise RefusedMessage(TOO_DEEP, hello=False) from None
     except ValidationError as error:
         fields = raw if isinstance(raw, dict) else {}
         move_id = fields.get("move_id")
@@ -83,6 +91,18 @@ def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]
     if move_id is not None:
         message["move_id"] = move_id
     return message
+
+
+def refused_hello_close(error: ApiError) -> tuple[int, str]:
+    """Returns the close code (and reason) after a refused hello: a database outage is worth retrying
+    (1013 "try again later"), a full page is 4429, anything else is refused for good (1008)."""
+    if error.code == "unavailable":
+        return CLOSE_TRY_LATER, ""
+    if error.code == "too_many_sockets":
+        return CLOSE_TOO_MANY_SOCKETS, error.message
+    if error.code == "page_expired":
+        return CLOSE_PAGE_EXPIRED, error.message
+    return CLOSE_POLICY, ""
 
 
 class PageSocket:
@@ -145,6 +165,7 @@ class PageSocket:
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
         master = self._services.master
+        hub = self._services.hub
         connection = self._connection
         try:
             seat = await master.seat(self._page_id, hello.token) if hello.token else None
@@ -152,6 +173,8 @@ class PageSocket:
             # joining the broadcasts: it misses nothing and hears nothing twice.
             async with master.page_lock(self._page_id):
                 page = await master.page(self._page_id)
+                if hub.page_full(self._page_id, connection):
+                    raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
                 version = page.state.version
                 since = hello.version or 0
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
@@ -164,17 +187,15 @@ class PageSocket:
                     connection.send_json({"type": "state", "snapshot": snapshot, "seat": label})
                 self._seat = seat
                 connection.seat = seat.label if seat else None
-                if not self._joined:
-                    bot = page.meta.bot
-                    always = frozenset({bot.side}) if bot is not None else frozenset()
-                    self._services.hub.join(self._page_id, connection, always)
-                    self._joined = True
+                bot = page.meta.bot
+                always = frozenset({bot.side}) if bot is not None else frozenset()
+                # Joins (or, on a resync hello, updates its seat) and hears the presence.
+                hub.join(self._page_id, connection, always)
+                self._joined = True
         except ApiError as error:
             connection.send_json(error_message(error))
-            # A database outage is worth retrying (1013 "try again later"); a refused hello is not.
-            connection.close_soon(CLOSE_TRY_LATER if error.code == "unavailable" else CLOSE_POLICY)
+            connection.close_soon(*refused_hello_close(error))
             return False
-        self._services.hub.broadcast_presence(self._page_id)
         self._services.bots.wake(page)
         return True
 
@@ -205,7 +226,6 @@ class PageSocket:
         self._hello_timer.cancel()
         if self._joined:
             self._services.hub.leave(self._page_id, self._connection)
-            self._services.hub.broadcast_presence(self._page_id)
         await self._connection.finish()
 
 
@@ -218,6 +238,14 @@ async def page_socket(websocket: WebSocket, page_id: str) -> None:
         return
     await websocket.accept()
     connection = Connection(websocket, services.settings.ws_send_queue)
+    address = client_key(websocket)
+    if not services.hub.admit(address):
+        limit = services.hub.max_per_address
+        error = ApiError("too_many_sockets", f"this address has {limit} sockets open")
+        connection.send_json(error_message(error))
+        connection.close_soon(CLOSE_TOO_MANY_SOCKETS, error.message)
+        await connection.finish()
+        return
     socket = PageSocket(services, page_id, connection)
     try:
         await socket.serve()
@@ -225,4 +253,5 @@ async def page_socket(websocket: WebSocket, page_id: str) -> None:
         logger.exception("page %s: a WebSocket failed", page_id)
         await connection.close_now(1011)
     finally:
+        services.hub.release(address)
         await socket.leave()

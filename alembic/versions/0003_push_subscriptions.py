@@ -13,8 +13,8 @@ import sqlalchemy as sa
 
 from alembic import op
 
-revision: str = "0002_web_server_push"
-down_revision: str | None = "0001"
+revision: str = "0003_push_subscriptions"
+down_revision: str | None = "0002_page_expiry"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,58 @@
+"""Expiry of pages never played past setup: their rows are deleted and a tombstone keeps their id, so
+their link answers "expired" (410) rather than "unknown" (404). Pages in play or over are never touched.
+
+Kept apart from `repository.py` (one concept per module); the tombstone table is added by the
+migration `0002_page_expiry`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import DateTime, Index, String, delete, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from dotfight.store.models import ActionRow, Base, PageRow, SeatRow, utc_now
+
+# The engine's phases before play: drawing bases, then placing soldiers.
+SETUP_PHASES = ("bases", "positioning")
+
+
+class ExpiredPageRow(Base):
+    """The id of a page deleted because nobody played it past setup in time."""
+
+    __tablename__ = "expired_pages"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    expired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+# Finds idle pages in setup without reading the whole table (created by the same migration).
+Index("ix_pages_phase_updated_at", PageRow.phase, PageRow.updated_at)
+
+
+def is_expired(session: Session, page_id: str) -> bool:
+    """Tells whether the page was deleted by expiry."""
+    return session.get(ExpiredPageRow, page_id) is not None
+
+
+def expire_idle_setup_pages(session: Session, idle_since: datetime, limit: int = 500) -> list[str]:
+    """Deletes up to `limit` open pages still in setup whose last action came before `idle_since`,
+    leaving a tombstone for each; returns their ids (the caller commits)."""
+    page_ids = list(
+        session.scalars(
+            select(PageRow.id)
+            .where(PageRow.status == "open")
+            .where(PageRow.phase.in_(SETUP_PHASES))
+            .where(PageRow.updated_at < idle_since)
+            .limit(limit)
+        )
+    )
+    if not page_ids:
+        return []
+    now = utc_now()
+    session.add_all(ExpiredPageRow(id=page_id, expired_at=now) for page_id in page_ids)
+    session.execute(delete(ActionRow).where(ActionRow.page_id.in_(page_ids)))
+    session.execute(delete(SeatRow).where(SeatRow.page_id.in_(page_ids)))
+    session.execute(delete(PageRow).where(PageRow.id.in_(page_ids)))
+    return page_ids
