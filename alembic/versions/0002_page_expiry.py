@@ -1,7 +1,7 @@
 """Expired pages: a tombstone per page deleted because nobody played it past setup in time, and an
 index that finds such pages without reading the whole table.
 
-Revision ID: 0002_harden_b_page_expiry
+Revision ID: 0002_page_expiry
 Revises: 0001
 Create Date: 2026-11-30
 """

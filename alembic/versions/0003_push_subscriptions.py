@@ -1,7 +1,7 @@
 """Web Push: a subscription per seat of a page, and the server's VAPID key pair.
 
-Revision ID: 0002_web_server_push
-Revises: 0001
+Revision ID: 0003_push_subscriptions
+Revises: 0002_page_expiry
 Create Date: 2026-11-30
 """
 
