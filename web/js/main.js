@@ -29,7 +29,8 @@ const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
 const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
   page: () => load(["game.js", ...PLAY, "bars.js", "controls.js", "ending.js", "input.js", "narrate.js", "notice.js",
-    "options.js", "pagemenu.js", "preview.js", "share.js", "stats.js", "sync.js", "words.js"], () => import("./game.js")),
+    "options.js", "pagemenu.js", "preview.js", "push.js", "share.js", "sharepage.js", "stats.js", "sync.js", "words.js"],
+    () => import("./game.js")),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
   book: () => load(["bookview.js", "api.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
   howto: () => load(["howto.js", "nav.js", "paper.js", "ui.js"], () => import("./howto.js")),
