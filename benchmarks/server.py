@@ -31,7 +31,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
 
 # A soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0
@@ -55,6 +55,7 @@ def bench_server(workdir: Path) -> ServerProcess:
             "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
             "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
             "DOTFIGHT_WS_MESSAGE_BURST": "100000",
+            **RELAXED_ACTION_BUDGET,
         },
     )
 

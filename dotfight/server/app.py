@@ -13,7 +13,8 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 import dotfight
-from dotfight.server.bot_runner import BotRunner, load_bot_factory
+from dotfight.server.bot_runner import BotRunner, load_bot_pool
+from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.limits import BodySizeLimit, RateLimiter
@@ -34,7 +35,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        database = make_engine(settings.database_url)
+        # Connections for every thread that may use the database at once, plus the health check's.
+        connections = settings.db_threads + settings.engine_threads + 2
+        database = make_engine(settings.database_url, settings.db_busy_timeout_s, connections)
         await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
         master = Master(settings, database)
         hub = Hub()
@@ -43,15 +46,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
 
         master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
-        bots = BotRunner(master, load_bot_factory())
+        pool = load_bot_pool(settings)
+        if pool is not None:
+            pool.warm_up()
+        bots = BotRunner(master, pool, settings.bot_retry_max_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
-        app.state.services = Services(settings, master, hub, bots, limiter)
+        app.state.services = Services(settings, master, hub, bots, limiter, ActionBudget(settings))
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()
         try:
             yield
         finally:
             await bots.stop()
+            if pool is not None:
+                pool.close()
             await hub.close_all(CLOSE_GOING_AWAY)
             master.close()
             database.dispose()

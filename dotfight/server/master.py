@@ -1,10 +1,13 @@
 """The authority over every page: the one place where actions are checked, applied, stored and announced.
 
-Each action runs under the page's asyncio lock; its check of the version, the engine's verdict and the
-write of log entry and new version happen in one database transaction (run by the single writer thread,
-which commits the writes waiting at that moment together). Only after the commit are the events handed
-to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a move a crash could take back.
-Reads run on a small thread pool; the latest state of recent pages is kept in memory.
+Each action runs under the page's asyncio lock. An engine thread checks it against the page's version
+and applies it (the engine's work, which rule values can make slow, never runs on the writer or the
+event loop, so one page's expensive move cannot hold up another page's); it then hands the write of log
+entry and new version to the single writer thread, which checks the version and `move_id` again in its
+transaction and commits the writes waiting at that moment together. Only after the commit are the
+events handed to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a move a crash
+could take back. Reads run on a thread pool of their own; the latest state of recent pages is kept in
+memory.
 """
 
 from __future__ import annotations
@@ -13,14 +16,13 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
@@ -32,7 +34,14 @@ from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
 from dotfight.store import repository
-from dotfight.store.database import database_answers, make_session_factory
+from dotfight.store.database import (
+    DatabaseFile,
+    DatabaseUnavailable,
+    database_answers,
+    database_writable,
+    is_database_trouble,
+    make_session_factory,
+)
 from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
 
 logger = logging.getLogger(__name__)
@@ -42,6 +51,9 @@ T = TypeVar("T")
 # The private state is cached in the page row every this many versions (and when the page ends); in
 # between, a page rebuilt from the database replays at most this many log entries on top of it.
 CACHE_EVERY = 8
+# How long the health check waits for the write lock before it calls the database not writable (a
+# write transaction holds it for milliseconds).
+HEALTH_WRITE_WAIT_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,11 +90,16 @@ class NewPage:
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def _database_trouble(error: BaseException) -> bool:
-    """Tells whether an error means the database cannot be reached (rather than a refusal or a bug)."""
-    if isinstance(error, OperationalError | InterfaceError | PoolTimeout):
-        return True
-    return isinstance(error, DBAPIError) and error.connection_invalidated
+class PageMovedOn(Exception):
+    """Another worker process moved the page on between the engine's check and the write."""
+
+
+@dataclass(frozen=True)
+class LogSlice:
+    """A stretch of a page's log: entries from version `start`, at most `limit` of them."""
+
+    start: int
+    limit: int
 
 
 def _no_such_page() -> ApiError:
@@ -97,8 +114,30 @@ def _stored_version(session: Session, page_id: str) -> int:
     return version
 
 
-def _unavailable() -> ApiError:
-    return ApiError("unavailable", "the database does not answer; try again in a moment")
+def _unavailable(error: BaseException | None = None) -> ApiError:
+    detail = f" ({error})" if isinstance(error, DatabaseUnavailable) else ""
+    return ApiError("unavailable", f"the database does not answer{detail}; try again in a moment")
+
+
+def changes_nothing(state: State, action: dict[str, Any]) -> bool:
+    """Tells whether an action would only add a version: a `position` that moves nobody (an empty list,
+    or every soldier to where he already stands). Such actions are refused when they arrive; ones
+    already in a log still replay."""
+    if action.get("type") != "position":
+        return False
+    placed = action.get("soldiers")
+    if not isinstance(placed, list):
+        return False  # malformed: the engine says so
+    for item in placed:
+        if not isinstance(item, dict):
+            return False
+        try:
+            soldier = state.soldier(item.get("id"))
+        except (KeyError, TypeError, ValueError):
+            return False
+        if (soldier.x, soldier.y) != (item.get("x"), item.get("y")):
+            return False
+    return True
 
 
 def _engine_refusal(error: EngineError) -> ApiError:
@@ -114,7 +153,13 @@ class Master:
         self._database = database
         self._sessions = make_session_factory(database)
         self._readers = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-read")
-        self._writer = BatchWriter(self._sessions)
+        self._engines = ThreadPoolExecutor(settings.engine_threads, thread_name_prefix="dotfight-engine")
+        self._file = DatabaseFile.of(database, settings.db_min_free_bytes)
+        self._writer = BatchWriter(
+            self._sessions,
+            settings.db_busy_timeout_s,
+            check=self._file.problem if self._file is not None else None,
+        )
         self._pages: LruCache[str, LoadedPage] = LruCache(settings.state_cache_pages)
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(
             settings.state_cache_pages
@@ -130,7 +175,8 @@ class Master:
         self._listeners.append(listener)
 
     def close(self) -> None:
-        """Stops the database threads (finishing submitted work)."""
+        """Stops the engine and database threads (finishing submitted work)."""
+        self._engines.shutdown(wait=True)
         self._writer.close()
         self._readers.shutdown(wait=True)
 
@@ -139,16 +185,16 @@ class Master:
         try:
             return await loop.run_in_executor(self._readers, partial(work, *args))
         except Exception as error:
-            if _database_trouble(error):
-                raise _unavailable() from error
+            if is_database_trouble(error):
+                raise _unavailable(error) from error
             raise
 
     async def _write(self, prepare: Prepare[T]) -> T:
         try:
             return await self._writer.run(prepare)
         except Exception as error:
-            if _database_trouble(error):
-                raise _unavailable() from error
+            if is_database_trouble(error):
+                raise _unavailable(error) from error
             raise
 
     def page_lock(self, page_id: str) -> asyncio.Lock:
@@ -162,9 +208,18 @@ class Master:
     # ----------------------------------------------------------------------------------------------
     # reads
 
-    async def healthy(self) -> bool:
-        """Tells whether the database answers."""
-        return await self._in_db(database_answers, self._database)
+    async def health_problem(self) -> str | None:
+        """Says why the database cannot serve now (it does not answer, or cannot take a write: its file
+        gone, its disk full, its write lock held for the whole busy timeout), or None when it can."""
+        problem = self._file.problem() if self._file is not None else None  # a stat: microseconds
+        if problem is not None:
+            return problem
+        if not await self._in_db(database_answers, self._database):
+            return "the database does not answer"
+        wait_s = min(self._settings.db_busy_timeout_s, HEALTH_WRITE_WAIT_S)
+        if not await self._in_db(database_writable, self._database, wait_s):
+            return "the database cannot be written (another writer holds it)"
+        return None
 
     async def page(self, page_id: str) -> LoadedPage:
         """Returns the page at its latest version; raises not_found."""
@@ -209,16 +264,19 @@ class Master:
         self._pages.put(row.id, page)
         return page
 
-    async def log(self, page_id: str) -> dict[str, Any]:
-        """Returns the page's whole log (the seed only once the page is over)."""
-        return await self._in_db(self._read_log, page_id)
+    async def log(self, page_id: str, part: LogSlice) -> dict[str, Any]:
+        """Returns a stretch of the page's log (the seed only once the page is over), with `next`: the
+        first version of the following stretch, or None when this one reaches the page's end."""
+        return await self._in_db(self._read_log, page_id, part)
 
-    def _read_log(self, page_id: str) -> dict[str, Any]:
+    def _read_log(self, page_id: str, part: LogSlice) -> dict[str, Any]:
         page = self._read_page(page_id)
         # The log is read after the page: entries newer than the page's version are left out, so the
         # seed is never shown beside a log that does not end the page.
+        end = page.state.version
+        last = min(end, part.start + part.limit - 1)
         with self._sessions() as session:
-            entries = repository.actions_after(session, page_id, 0, up_to=page.state.version)
+            entries = repository.actions_after(session, page_id, part.start - 1, up_to=last)
         meta = page.meta
         return {
             "id": meta.id,
@@ -238,6 +296,7 @@ class Master:
                 }
                 for entry in entries
             ],
+            "next": last + 1 if last < end else None,
         }
 
     async def pages_awaiting_bot(self) -> list[str]:
@@ -370,18 +429,26 @@ class Master:
     ) -> Applied:
         """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
 
-        Raises ApiError: not_found, stale_version (with the snapshot), the engine's refusals, or
-        bad_request when a move_id was already used by the other side.
+        Raises ApiError: not_found, stale_version (with the snapshot), the engine's refusals, bad_request
+        when a move_id was already used by the other side or the action would change nothing, or
+        unavailable when the database cannot take the write now.
         """
         lock = self.page_lock(page_id)
         async with lock:
-            prepare = partial(self._prepare_action, page_id, seat, action, version, move_id)
+            # One hand-off there and one back: the engine thread queues the write itself, and the
+            # writer answers this future once the write is committed.
+            outcome: Future[tuple[LoadedPage, Applied]] = Future()
+            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, outcome)
             try:
-                page, applied = await self._write(prepare)
-            except IntegrityError:
+                page, applied = await asyncio.wrap_future(outcome)
+            except (IntegrityError, PageMovedOn):
                 # Another worker process wrote this version (or move_id) between our check and our write.
                 self._pages.drop(page_id)
                 raise self._stale(await self.page(page_id)) from None
+            except Exception as error:
+                if is_database_trouble(error):
+                    raise _unavailable(error) from error
+                raise
             if not applied.duplicate:
                 for listener in self._listeners:
                     try:
@@ -390,65 +457,90 @@ class Master:
                         logger.exception("page %s: listener failed", page_id)
         return applied
 
-    def _prepare_action(
+    def _check_and_apply(
         self,
         page_id: str,
         seat: Seat,
         action: dict[str, Any],
         version: int,
         move_id: str | None,
+        outcome: Future[tuple[LoadedPage, Applied]],
+    ) -> None:
+        """Checks and applies one action on an engine thread, then queues its write (which answers
+        `outcome`); a refusal, a duplicate or a failure answers `outcome` here."""
+        try:
+            page = self._pages.get(page_id)
+            if page is None or page.state.version != version:
+                # Not in memory, or the client is behind (or another worker moved on): ask the database.
+                with self._sessions() as session:
+                    stored = _stored_version(session, page_id)
+                    if page is None or page.state.version != stored:
+                        page = self._rebuild(session, page_id)
+                    duplicate = self._logged_move(session, page_id, seat, move_id)
+                if duplicate is not None:
+                    outcome.set_result((page, duplicate))
+                    return
+                if page.state.version != version:
+                    raise self._stale(page)
+            side = seat.side or page.state.actor or "blue"
+            try:
+                new_state, events = apply(page.state, side, action)
+            except EngineError as error:
+                raise _engine_refusal(error) from None
+            if changes_nothing(page.state, action):
+                raise ApiError("bad_request", "this action would change nothing", reason="no_change")
+            changes: dict[str, Any] = {
+                "version": new_state.version,
+                "phase": new_state.phase,
+                "side_to_act": new_state.actor,
+                "winner": new_state.winner,
+                "status": status_of(new_state),
+            }
+            if new_state.version % CACHE_EVERY == 0 or new_state.phase == "over":
+                changes["state_cache"] = new_state.to_json()
+                changes["cache_version"] = new_state.version
+        except Exception as error:
+            outcome.set_exception(error)
+            return
+        # Plain values: the row is built in each transaction that tries the write (a batch can be retried).
+        entry = {
+            "page_id": page_id,
+            "version": new_state.version,
+            "side": side,
+            "action": action,
+            "events": events,
+            "move_id": move_id,
+        }
+        moved_on = LoadedPage(page.meta, new_state)
+        applied = Applied(version=new_state.version, events=events)
+        write = partial(self._write_action, page, seat, entry, changes, (moved_on, applied))
+        self._writer.submit(write, outcome)
+
+    def _write_action(
+        self,
+        page: LoadedPage,
+        seat: Seat,
+        entry: dict[str, Any],
+        changes: dict[str, Any],
+        result: tuple[LoadedPage, Applied],
         session: Session,
     ) -> tuple[tuple[LoadedPage, Applied], AfterCommit]:
-        """Checks and applies one action and writes it (a job of the writer: refusals come before writes)."""
-        page = self._pages.get(page_id)
-        if page is None or page.state.version != version:
-            # Not in memory, or the client is behind (or another worker moved on): ask the database.
-            stored = _stored_version(session, page_id)
-            if page is None or page.state.version != stored:
-                page = self._rebuild(session, page_id)
-        if move_id is not None:
-            duplicate = self._logged_move(session, page_id, seat, move_id)
-            if duplicate is not None:
-                return (page, duplicate), None
-        if page.state.version != version:
-            raise self._stale(page)
-        side = seat.side or page.state.actor or "blue"
-        try:
-            new_state, events = apply(page.state, side, action)
-        except EngineError as error:
-            raise _engine_refusal(error) from None
+        """Writes one applied action (a job of the writer: database work only, refusals before writes)."""
+        page_id = page.meta.id
+        # Asked again inside the write's transaction: the first answer to a move_id is the only one.
+        duplicate = self._logged_move(session, page_id, seat, entry["move_id"])
+        if duplicate is not None:
+            return (page, duplicate), None
         now = utc_now()
-        changes: dict[str, Any] = {
-            "version": new_state.version,
-            "phase": new_state.phase,
-            "side_to_act": new_state.actor,
-            "winner": new_state.winner,
-            "status": status_of(new_state),
-        }
-        if new_state.version % CACHE_EVERY == 0 or new_state.phase == "over":
-            changes["state_cache"] = new_state.to_json()
-            changes["cache_version"] = new_state.version
-        if not repository.append_action(session, page_id, version, changes, now):
-            # Another worker process moved the page on since it was read: nothing was written.
-            self._pages.drop(page_id)
-            raise self._stale(self._rebuild(session, page_id))
-        entry = ActionRow(
-            page_id=page_id,
-            version=new_state.version,
-            side=side,
-            action=action,
-            events=events,
-            move_id=move_id,
-            created_at=now,
-        )
-        repository.add_action(session, entry)
-        moved_on = LoadedPage(page.meta, new_state)
-        return (moved_on, Applied(version=new_state.version, events=events)), partial(
-            self._pages.put, page_id, moved_on
-        )
+        if not repository.append_action(session, page_id, page.state.version, changes, now):
+            raise PageMovedOn(page_id)  # nothing was written
+        repository.add_action(session, ActionRow(**entry, created_at=now))
+        return result, partial(self._pages.put, page_id, result[0])
 
     @staticmethod
-    def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str) -> Applied | None:
+    def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
+        if move_id is None:
+            return None
         entry = repository.action_by_move_id(session, page_id, move_id)
         if entry is None:
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dotfight.server.bot_runner import BotRunner
+from dotfight.server.budgets import ActionBudget
 from dotfight.server.hub import Hub
 from dotfight.server.limits import RateLimiter
 from dotfight.server.master import Master
@@ -13,10 +14,12 @@ from dotfight.server.settings import Settings
 
 @dataclass
 class Services:
-    """Settings, the page authority, the WebSocket hub, the bot seat and the HTTP rate limiter."""
+    """Settings, the page authority, the WebSocket hub, the bot seat, the HTTP rate limiter and the
+    action budget (WebSocket and HTTP actions together)."""
 
     settings: Settings
     master: Master
     hub: Hub
     bots: BotRunner
     http_limiter: RateLimiter
+    actions: ActionBudget

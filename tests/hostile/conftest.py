@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
 
 # Generous for a server with numpy, shapely and uvicorn loaded (about 150 MB resident, far more mapped),
 # small enough that runaway growth dies long before it hurts the machine.
@@ -17,7 +17,11 @@ HOSTILE_MEMORY_CAP = 3 * 1024**3
 
 # Tests drive the server far faster than people: the per-socket flood limit is raised unless a test says
 # otherwise (the limits under test are set by each test).
-RELAXED_ENV = {"DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000", "DOTFIGHT_WS_MESSAGE_BURST": "1000"}
+RELAXED_ENV = {
+    "DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000",
+    "DOTFIGHT_WS_MESSAGE_BURST": "1000",
+    **RELAXED_ACTION_BUDGET,
+}
 
 StartServer = Callable[..., ServerProcess]
 

@@ -9,8 +9,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep
+from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep, client_key
 from dotfight.server.errors import ApiError
+from dotfight.server.master import LogSlice
 from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
 from dotfight.server.settings import Settings
 
@@ -87,18 +88,28 @@ async def page_snapshot(page_id: PageId, services: ServicesDep, token: ReaderTok
 
 
 @router.get("/pages/{page_id}/log")
-async def page_log(page_id: PageId, services: ServicesDep) -> JSONResponse:
-    """Answers every action of the page with its events, in order (the seed once the page is over)."""
-    return JSONResponse(await services.master.log(page_id))
+async def page_log(
+    page_id: PageId,
+    services: ServicesDep,
+    start: Annotated[int, Query(alias="from", ge=1)] = 1,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> JSONResponse:
+    """Answers the page's actions with their events, in order, from version `from` (default 1), at most
+    `limit` of them (default and maximum: settings), and `next`: the `from` of the following stretch,
+    or null at the page's end (the seed once the page is over)."""
+    settings = services.settings
+    size = min(limit or settings.log_page_default, settings.log_page_max)
+    return JSONResponse(await services.master.log(page_id, LogSlice(start, size)))
 
 
 @router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
 async def page_action(
-    page_id: PageId, body: ActionIn, services: ServicesDep, token: BearerToken
+    page_id: PageId, body: ActionIn, request: Request, services: ServicesDep, token: BearerToken
 ) -> ActionResult:
     """Applies one action for the seat of the bearer token at the version the client saw."""
     if token is None:
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
+    services.actions.spend(page_id, client_key(request))
     seat = await services.master.seat(page_id, token)
     applied = await services.master.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)

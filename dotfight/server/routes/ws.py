@@ -13,7 +13,7 @@ from fastapi import APIRouter, WebSocket
 from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 
-from dotfight.server.deps import get_services
+from dotfight.server.deps import client_key, get_services
 from dotfight.server.errors import ApiError, describe_validation_error
 from dotfight.server.hub import Connection, events_message
 from dotfight.server.limits import TokenBucket
@@ -188,6 +188,7 @@ class PageSocket:
             connection.send_json(error_message(error, message.move_id))
             return
         try:
+            self._services.actions.spend(self._page_id, client_key(self._connection.websocket))
             applied = await self._services.master.act(
                 self._page_id, self._seat, message.action, message.version, message.move_id
             )
