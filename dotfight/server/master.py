@@ -25,7 +25,17 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
+from dotfight.engine import (
+    EngineError,
+    MalformedAction,
+    Replay,
+    RuleSet,
+    RuleSetError,
+    State,
+    apply,
+    check_new_page,
+    new_page,
+)
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.errors import ApiError
@@ -364,6 +374,12 @@ class Master:
         """Creates a page; `bot_seed` is given for bot pages (the caller checked the bot is there)."""
         try:
             rules = RuleSet.preset(request.preset, **(request.rules or {}))
+            # Stricter than what a stored page may hold: no ratio that makes a rule's work unbounded.
+            check_new_page(rules)
+        except RuleSetError as error:
+            raise ApiError(
+                "bad_request", f"these rules cannot be played: {error}", reason=error.reason
+            ) from error
         except (EngineError, TypeError, ValueError) as error:
             raise ApiError("bad_request", f"these rules cannot be played: {error}") from error
         seed = request.seed_value()

@@ -1,0 +1,116 @@
+"""HTTP helpers of the hostile tests: create a page, act on it, read it; and an outside process holding
+an SQLite database's write lock."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from tests.support.server_process import ServerProcess
+
+
+def create_page(server: ServerProcess, **body: Any) -> dict[str, Any]:
+    """Creates a page (`POST /api/pages` with `body`) and returns the answer; fails unless 201."""
+    answer = server.http.post("/api/pages", json=body)
+    assert answer.status_code == 201, answer.text
+    created: dict[str, Any] = answer.json()
+    return created
+
+
+def act(
+    server: ServerProcess,
+    page_id: str,
+    token: str,
+    action: dict[str, Any],
+    version: int,
+    move_id: str | None = None,
+    timeout: float = 30.0,
+) -> httpx.Response:
+    """Sends one action over HTTP and returns the answer, whatever it is."""
+    body: dict[str, Any] = {"action": action, "version": version}
+    if move_id is not None:
+        body["move_id"] = move_id
+    headers = {"Authorization": f"Bearer {token}"}
+    return server.http.post(f"/api/pages/{page_id}/actions", json=body, headers=headers, timeout=timeout)
+
+
+def snapshot(server: ServerProcess, page_id: str) -> dict[str, Any]:
+    """Reads a page's snapshot; fails unless 200."""
+    answer = server.http.get(f"/api/pages/{page_id}")
+    assert answer.status_code == 200, answer.text
+    page: dict[str, Any] = answer.json()
+    return page
+
+
+def local_page_in_play(server: ServerProcess, **body: Any) -> tuple[str, str, dict[str, Any]]:
+    """Creates a local page (quick preset unless `body` says otherwise), sets it up and makes both sides
+    ready; returns its id, its token and its snapshot at the first turn of play."""
+    created = create_page(server, **{"preset": "quick", "mode": "local", **body})
+    page_id, token = created["id"], created["seats"]["blue"]
+    for version, action in enumerate(({"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"})):
+        answer = act(server, page_id, token, action, version)
+        assert answer.status_code == 200, answer.text
+    page = snapshot(server, page_id)
+    assert page["phase"] == "play", page
+    return page_id, token, page
+
+
+_HOLD_LOCK = """
+import sqlite3, sys, time
+database = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+print("ready", flush=True)
+sys.stdin.readline()
+database.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+database.execute("ROLLBACK")
+"""
+
+
+class OutsideWriteLock:
+    """Another process that takes the SQLite write lock of a database file when told, holds it for a
+    while, then lets go (as a backup tool or a second program on the same file would)."""
+
+    def __init__(self, database_path: str, seconds: float) -> None:
+        self.seconds = seconds
+        self._holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLD_LOCK, database_path, str(seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._holder.stdout is not None and self._holder.stdout.readline().strip() == "ready"
+
+    def take(self) -> float:
+        """Takes the lock now; returns the monotonic time it was held."""
+        assert self._holder.stdin is not None and self._holder.stdout is not None
+        self._holder.stdin.write("go\n")
+        self._holder.stdin.flush()
+        assert self._holder.stdout.readline().strip() == "locked"
+        return time.monotonic()
+
+    def wait_released(self) -> None:
+        """Waits until the holder has let go and ended."""
+        self._holder.wait(self.seconds + 30)
+
+    def stop(self) -> None:
+        """Ends the holder if it still runs."""
+        if self._holder.poll() is None:
+            self._holder.kill()
+            self._holder.wait()
+
+
+@contextlib.contextmanager
+def outside_write_lock(database_path: str, seconds: float) -> Iterator[OutsideWriteLock]:
+    """An OutsideWriteLock ready to `take()`; at the end it is waited for (or ended)."""
+    holder = OutsideWriteLock(database_path, seconds)
+    try:
+        yield holder
+    finally:
+        holder.stop()
