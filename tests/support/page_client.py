@@ -12,7 +12,11 @@ from typing import Any
 
 import httpx
 
+from dotfight.engine import RuleSet, State, apply, new_page
 from tests.support.server_process import ServerProcess
+
+# The seed of the local pages the tests rebuild with the engine.
+SEED = 12345
 
 
 def create_page(server: ServerProcess, **body: Any) -> dict[str, Any]:
@@ -59,6 +63,36 @@ def local_page_in_play(server: ServerProcess, **body: Any) -> tuple[str, str, di
     page = snapshot(server, page_id)
     assert page["phase"] == "play", page
     return page_id, token, page
+
+
+def page_in_positioning(server: ServerProcess) -> tuple[str, str, State]:
+    """A local quick page with a known seed, set up and at blue's arranging; and the same page rebuilt
+    here by the engine (so the test can find legal places without asking the server)."""
+    created = create_page(server, preset="quick", mode="local", seed=SEED)
+    page_id, token = created["id"], created["seats"]["blue"]
+    assert act(server, page_id, token, {"type": "quick_setup"}, 0).status_code == 200
+    state, _ = apply(new_page(RuleSet.preset("quick"), SEED), "blue", {"type": "quick_setup"})
+    served = snapshot(server, page_id)
+    assert served["soldiers"] == state.snapshot()["soldiers"]
+    return page_id, token, state
+
+
+def two_places(state: State) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two `position` actions that each move blue's first soldier (between where he stands and a free
+    spot beside it), so that sending them in turn changes the page every time."""
+    soldier = next(s for s in state.soldiers if s.side == "blue")
+    home = {"type": "position", "soldiers": [{"id": soldier.id, "x": soldier.x, "y": soldier.y}]}
+    for dx, dy in ((0.5, 0), (-0.5, 0), (0, 0.5), (0, -0.5), (2, 0), (-2, 0), (0, 2), (0, -2)):
+        away = {
+            "type": "position",
+            "soldiers": [{"id": soldier.id, "x": soldier.x + dx, "y": soldier.y + dy}],
+        }
+        try:
+            apply(state, "blue", away)
+        except ValueError:
+            continue
+        return home, away
+    raise AssertionError("no free spot beside the first soldier")
 
 
 _HOLD_LOCK = """

@@ -7,7 +7,7 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep, client_key
 from dotfight.server.errors import ApiError
@@ -99,7 +99,8 @@ async def page_log(
     or null at the page's end (the seed once the page is over)."""
     settings = services.settings
     size = min(limit or settings.log_page_default, settings.log_page_max)
-    return JSONResponse(await services.master.log(page_id, LogSlice(start, size)))
+    text = await services.master.log(page_id, LogSlice(start, size))
+    return Response(text, media_type="application/json")
 
 
 @router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
