@@ -35,7 +35,3 @@ def decide(strength: str, seed: int, hidden_state: dict[str, Any], budget_s: flo
 
 def _takes_budget(bot: DawoodBot) -> bool:
     return "budget_s" in inspect.signature(bot.choose).parameters
-
-
-def warm_up() -> None:
-    """Does nothing: submitted once at start, so a worker process is up before the first decision."""

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from dotfight.server import bot_process
@@ -25,6 +23,7 @@ from dotfight.server.errors import ApiError
 from dotfight.server.master import Applied, Master, Seat
 from dotfight.server.page_view import BotSeat, LoadedPage
 from dotfight.server.settings import Settings
+from dotfight.server.workers import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -38,59 +37,27 @@ FALLBACK_ACTIONS: tuple[dict[str, Any], ...] = ({"type": "stop"}, {"type": "resi
 FIRST_RETRY_S = 0.1
 
 
-class BotTimeout(Exception):
-    """A decision did not come back within the bot's timeout (its worker process was replaced)."""
-
-
 class BotPool:
     """Dawood-bot's worker processes: each decision gets the page by value and a time budget."""
 
     def __init__(self, processes: int, budget_s: float, timeout_s: float) -> None:
-        self._processes = processes
         self._budget_s = budget_s
-        self._timeout_s = timeout_s
-        self._executor = self._new_executor()
-
-    def _new_executor(self) -> ProcessPoolExecutor:
-        # forkserver: workers fork from a clean server of their own (never from this process and its
-        # threads), with the engine and the bot already imported.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["dotfight.server.bot_process"])
-        return ProcessPoolExecutor(self._processes, mp_context=context)
+        self._workers = WorkerPool("Dawood-bot", processes, timeout_s, ["dotfight.server.bot_process"])
 
     def warm_up(self) -> None:
         """Starts the worker processes now rather than at the first decision."""
-        for _ in range(self._processes):
-            self._executor.submit(bot_process.warm_up)
+        self._workers.warm_up()
 
     async def decide(self, bot: BotSeat, page: LoadedPage) -> dict[str, Any]:
-        """Returns the action the bot plays on this page (raises BotTimeout, or the bot's own error)."""
+        """Returns the action the bot plays on this page (raises WorkerTimeout, or the bot's own error)."""
         hidden_dice = page.state.with_rng(bot.seed).to_json()
-        future = self._executor.submit(
+        return await self._workers.run(
             bot_process.decide, bot.strength, bot.seed, hidden_dice, self._budget_s
         )
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self._timeout_s)
-        except TimeoutError:
-            logger.error("a bot decision took over %.0f s: its worker is replaced", self._timeout_s)
-            self._replace()
-            raise BotTimeout from None
-
-    def _replace(self) -> None:
-        stuck, self._executor = self._executor, self._new_executor()
-        self._stop(stuck)
-
-    @staticmethod
-    def _stop(executor: ProcessPoolExecutor) -> None:
-        # ProcessPoolExecutor cannot cancel a running call: its processes are ended instead.
-        processes = list(getattr(executor, "_processes", {}).values())
-        executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.kill()
 
     def close(self) -> None:
         """Stops the worker processes (at shutdown)."""
-        self._stop(self._executor)
+        self._workers.close()
 
 
 def load_bot_pool(settings: Settings) -> BotPool | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from dotfight.engine import (
     EngineError,
+    IllegalAction,
     MalformedAction,
     Replay,
     RuleSet,
@@ -37,12 +39,13 @@ from dotfight.engine import (
     check_new_page,
     new_page,
 )
-from dotfight.server import fair_dice, tokens
+from dotfight.server import engine_process, fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, iso_utc, status_of
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
+from dotfight.server.workers import WorkerFailed, WorkerPool
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
 from dotfight.store import repository
 from dotfight.store.database import (
@@ -130,6 +133,21 @@ def _unavailable(error: BaseException | None = None) -> ApiError:
     return ApiError("unavailable", f"the database does not answer{detail}; try again in a moment")
 
 
+def within_new_page_limits(rules: RuleSet) -> bool:
+    """Tells whether a page's rules are within what a new page may have (`check_new_page`): only pages
+    stored before a limit existed are outside, and their moves may be expensive."""
+    try:
+        check_new_page(rules)
+    except RuleSetError:
+        return False
+    return True
+
+
+def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
+    _, malformed, code, reason, message = outcome
+    return MalformedAction(reason, message) if malformed else IllegalAction(reason, message, code)
+
+
 def changes_nothing(state: State, action: dict[str, Any]) -> bool:
     """Tells whether an action would only add a version: a `position` that moves nobody (an empty list,
     or every soldier to where he already stands). Such actions are refused when they arrive; ones
@@ -165,6 +183,9 @@ class Master:
         self._sessions = make_session_factory(database)
         self._readers = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-read")
         self._engines = ThreadPoolExecutor(settings.engine_threads, thread_name_prefix="dotfight-engine")
+        # Started at the first page that needs it (pages outside the new-page limits are rare).
+        self._isolated: WorkerPool | None = None
+        self._isolated_lock = threading.Lock()
         self._file = DatabaseFile.of(database, settings.db_min_free_bytes)
         self._writer = BatchWriter(
             self._sessions,
@@ -186,10 +207,45 @@ class Master:
         self._listeners.append(listener)
 
     def close(self) -> None:
-        """Stops the engine and database threads (finishing submitted work)."""
+        """Stops the engine and database threads (finishing submitted work) and the engine's processes."""
+        if self._isolated is not None:
+            self._isolated.close()
         self._engines.shutdown(wait=True)
         self._writer.close()
         self._readers.shutdown(wait=True)
+
+    def _isolated_engine(self) -> WorkerPool:
+        with self._isolated_lock:
+            if self._isolated is None:
+                settings = self._settings
+                self._isolated = WorkerPool(
+                    "the engine", settings.engine_processes, settings.engine_timeout_s,
+                    ["dotfight.server.engine_process"],
+                )  # fmt: skip
+            return self._isolated
+
+    def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
+        """Applies one action (raising the engine's refusal): on this thread, or, for a page whose rules
+        are outside the new-page limits, in an engine worker process, so that its cost (seconds, hundreds
+        of MB) can never hold this process's GIL or memory. Called on engine and reader threads only."""
+        if within_new_page_limits(state.rules):
+            return apply(state, side, action)
+        outcome = self._isolated_engine().call(engine_process.apply_by_value, state.to_json(), side, action)
+        if outcome[0] == "refused":
+            raise _refusal_of(outcome)
+        return State.from_json(outcome[1]), outcome[2]
+
+    def _replay(self, rules: RuleSet, seed: int, actions: list[dict[str, Any]]) -> State:
+        """Replays a whole log (in an engine worker process when the rules are outside the limits)."""
+        if within_new_page_limits(rules):
+            replay = Replay(rules, seed, actions)
+            if replay.error is not None or replay.valid != len(actions):
+                raise RuntimeError(f"the log does not replay ({replay.error!r})")
+            return replay.state
+        outcome = self._isolated_engine().call(engine_process.replay_by_value, rules.to_json(), seed, actions)
+        if outcome[0] == "refused":
+            raise RuntimeError(f"the log does not replay ({_refusal_of(outcome)!r})")
+        return State.from_json(outcome[1])
 
     async def _in_db(self, work: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -257,18 +313,15 @@ class Master:
             state = State.from_json(row.state_cache)
             # Bounded by the row's version: an action committed since the row was read is left out.
             for entry in repository.actions_after(session, row.id, cached_at, up_to=row.version):
-                state, _ = apply(state, entry.side, entry.action)
+                state, _ = self._advance(state, entry.side, entry.action)
         else:
             logger.info("page %s: rebuilding its state from the whole log", row.id)
             entries = repository.actions_after(session, row.id, 0, up_to=row.version)
-            replay = Replay(
+            state = self._replay(
                 RuleSet.from_json(row.rules),
                 int(row.seed, 16),
                 [{"side": entry.side, "action": entry.action} for entry in entries],
             )
-            if replay.error is not None or replay.valid != len(entries):
-                raise RuntimeError(f"page {row.id}: its log does not replay ({replay.error!r})")
-            state = replay.state
         if state.version != row.version:
             raise RuntimeError(f"page {row.id}: rebuilt at version {state.version}, stored {row.version}")
         page = LoadedPage(meta, state)
@@ -463,6 +516,8 @@ class Master:
                 # Another worker process wrote this version (or move_id) between our check and our write.
                 self._pages.drop(page_id)
                 raise self._stale(await self.page(page_id)) from None
+            except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
+                raise ApiError("unavailable", f"this move could not be worked out ({error})") from None
             except Exception as error:
                 if is_database_trouble(error):
                     raise _unavailable(error) from error
@@ -502,7 +557,7 @@ class Master:
                     raise self._stale(page)
             side = seat.side or page.state.actor or "blue"
             try:
-                new_state, events = apply(page.state, side, action)
+                new_state, events = self._advance(page.state, side, action)
             except EngineError as error:
                 raise _engine_refusal(error) from None
             if changes_nothing(page.state, action):

@@ -51,6 +51,11 @@ class Settings(BaseSettings):
     # Threads checking and applying actions with the engine (off the writer and the event loop, so one
     # page's expensive move holds up only its own page).
     engine_threads: int = Field(default=4, gt=0)
+    # Pages whose rules are outside the limits of new pages (stored before a limit existed; their moves
+    # may be expensive) are played in this many engine worker processes, started when first needed; a
+    # move not back within the timeout is answered `unavailable` (the worker is replaced).
+    engine_processes: int = Field(default=1, gt=0)
+    engine_timeout_s: float = Field(default=120.0, gt=0)
     # Seconds a write waits for the database's write lock (SQLite's busy timeout; PostgreSQL's
     # lock_timeout) before the action is answered `unavailable`.
     db_busy_timeout_s: float = Field(default=DEFAULT_BUSY_TIMEOUT_S, gt=0)
