@@ -149,24 +149,25 @@ def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
 
 
 def changes_nothing(state: State, action: dict[str, Any]) -> bool:
-    """Tells whether an action would only add a version: a `position` that moves nobody (an empty list,
-    or every soldier to where he already stands). Such actions are refused when they arrive; ones
-    already in a log still replay."""
+    """Tells whether an action the engine accepted on `state` would only add a version: a `position`
+    that moves nobody (an empty list, or every soldier to where he already stands). Such actions are
+    refused when they arrive; ones already in a log still replay.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> changes_nothing(page, {"type": "position", "soldiers": []})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 500, "y": 1050}]})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 501, "y": 1050}]})
+    False
+    """
     if action.get("type") != "position":
         return False
-    placed = action.get("soldiers")
-    if not isinstance(placed, list):
-        return False  # malformed: the engine says so
-    for item in placed:
-        if not isinstance(item, dict):
-            return False
-        try:
-            soldier = state.soldier(item.get("id"))
-        except (KeyError, TypeError, ValueError):
-            return False
-        if (soldier.x, soldier.y) != (item.get("x"), item.get("y")):
-            return False
-    return True
+    return all(
+        (state.soldier(item["id"]).x, state.soldier(item["id"]).y) == (item["x"], item["y"])
+        for item in action["soldiers"]
+    )
 
 
 def _engine_refusal(error: EngineError) -> ApiError:

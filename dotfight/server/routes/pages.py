@@ -93,7 +93,7 @@ async def page_log(
     services: ServicesDep,
     start: Annotated[int, Query(alias="from", ge=1)] = 1,
     limit: Annotated[int | None, Query(ge=1)] = None,
-) -> JSONResponse:
+) -> Response:
     """Answers the page's actions with their events, in order, from version `from` (default 1), at most
     `limit` of them (default and maximum: settings), and `next`: the `from` of the following stretch,
     or null at the page's end (the seed once the page is over)."""
