@@ -11,12 +11,12 @@ replaced (a running call cannot be cancelled otherwise) and raises WorkerTimeout
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -68,21 +68,22 @@ class WorkerPool:
     async def run(self, work: Callable[..., T], *args: Any) -> T:
         """Runs `work(*args)` in a worker process without blocking the event loop."""
         executor, future = self._submit(work, args)
-        try:
+        with self._watching(executor):
             return await asyncio.wait_for(asyncio.wrap_future(future), self._timeout_s)
-        except TimeoutError:
-            self._replace(executor)
-            raise WorkerTimeout(f"{self._name} took over {self._timeout_s:g} s") from None
-        except BrokenProcessPool:
-            self._replace(executor)
-            raise WorkerFailed(f"a worker process of {self._name} died") from None
 
     def call(self, work: Callable[..., T], *args: Any) -> T:
         """Runs `work(*args)` in a worker process, waiting in this (worker) thread."""
         executor, future = self._submit(work, args)
-        try:
+        with self._watching(executor):
             return future.result(self._timeout_s)
-        except FutureTimeout:
+
+    @contextlib.contextmanager
+    def _watching(self, executor: ProcessPoolExecutor) -> Iterator[None]:
+        """Turns a call that ran out of time or lost its process into WorkerTimeout / WorkerFailed,
+        replacing the worker processes."""
+        try:
+            yield
+        except TimeoutError:  # asyncio's and concurrent.futures' alike (both are TimeoutError)
             self._replace(executor)
             raise WorkerTimeout(f"{self._name} took over {self._timeout_s:g} s") from None
         except BrokenProcessPool:

@@ -5,16 +5,14 @@ that WebSocket and HTTP spend together, however many sockets a client opens."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
-from contextlib import closing
 from typing import Any
 
 from websockets.sync.client import connect
 
 from dotfight.engine import State
 from tests.hostile.conftest import StartServer
-from tests.support.page_client import act, page_in_positioning, snapshot, two_places
+from tests.support.page_client import act, page_in_positioning, snapshot, store_blue_actions, two_places
 from tests.support.server_process import ServerProcess
 
 # How long the budget tests keep sending, and the slack allowed on what a token bucket lets through.
@@ -110,18 +108,7 @@ def test_a_stored_empty_position_still_loads_and_plays_on(start_server: StartSer
     page_id, token, state = page_in_positioning(server)
     server.stop()
     # An older server stored an empty `position` as version 2: the page must still load and play on.
-    path = server.database_url.removeprefix("sqlite:///")
-    with closing(sqlite3.connect(path)) as database, database:
-        database.execute(
-            "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at) "
-            "VALUES (?, 2, 'blue', ?, ?, NULL, '2026-11-30 00:00:00')",
-            (
-                page_id,
-                json.dumps({"type": "position", "soldiers": []}),
-                json.dumps([{"type": "positioned", "side": "blue", "soldiers": []}]),
-            ),
-        )
-        database.execute("UPDATE pages SET version = 2 WHERE id = ?", (page_id,))
+    store_blue_actions(server, page_id, state, [{"type": "position", "soldiers": []}])
     again = ServerProcess(server.database_url, server.log_path, extra_env=server.extra_env)
     again.start()
     try:

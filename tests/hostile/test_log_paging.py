@@ -3,19 +3,21 @@ of a long log cannot starve an unrelated snapshot."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import statistics
 import subprocess
 import sys
 import time
-from contextlib import closing
-from datetime import UTC, datetime
 from typing import Any
 
-from dotfight.engine import State, apply
 from tests.hostile.conftest import StartServer
-from tests.support.page_client import act, create_page, page_in_positioning, snapshot, two_places
+from tests.support.page_client import (
+    act,
+    create_page,
+    page_in_positioning,
+    snapshot,
+    store_blue_actions,
+    two_places,
+)
 from tests.support.server_process import ServerProcess
 
 LONG_LOG = 8000
@@ -73,36 +75,14 @@ def test_the_log_answers_in_pages_with_a_next_cursor(start_server: StartServer) 
         assert answer.status_code == 400 and answer.json()["error"]["code"] == "bad_request", answer.text
 
 
-def store_long_log(server: ServerProcess, page_id: str, state: State, length: int) -> None:
-    """Writes `length` more actions onto a page at version 1 straight into the stopped server's
-    database, as a long-played page would hold them (the engine applies every one)."""
-    places = two_places(state)
-    rows = []
-    moment = datetime.now(UTC).isoformat(sep=" ")
-    for version in range(2, length + 1):
-        action = places[version % 2]
-        state, events = apply(state, "blue", action)
-        rows.append((page_id, version, "blue", json.dumps(action), json.dumps(events), None, moment))
-    assert state.version == length
-    path = server.database_url.removeprefix("sqlite:///")
-    with closing(sqlite3.connect(path)) as database, database:
-        database.executemany(
-            "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        database.execute(
-            "UPDATE pages SET version = ?, state_cache = ?, cache_version = ? WHERE id = ?",
-            (length, json.dumps(state.to_json()), length, page_id),
-        )
-
-
 def test_readers_of_a_long_log_do_not_starve_a_snapshot(start_server: StartServer) -> None:
     server = start_server()
     page_id, _, state = page_in_positioning(server)
     other = create_page(server, preset="quick", mode="local")["id"]
     server.stop()
-    store_long_log(server, page_id, state, LONG_LOG)
+    places = two_places(state)
+    actions = [places[version % 2] for version in range(2, LONG_LOG + 1)]
+    assert store_blue_actions(server, page_id, state, actions, cache=True).version == LONG_LOG
     again = ServerProcess(server.database_url, server.log_path, extra_env=server.extra_env)
     again.start()
     try:

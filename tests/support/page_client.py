@@ -4,10 +4,14 @@ an SQLite database's write lock."""
 from __future__ import annotations
 
 import contextlib
+import json
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -93,6 +97,33 @@ def two_places(state: State) -> tuple[dict[str, Any], dict[str, Any]]:
             continue
         return home, away
     raise AssertionError("no free spot beside the first soldier")
+
+
+def store_blue_actions(
+    server: ServerProcess, page_id: str, state: State, actions: list[dict[str, Any]], *, cache: bool = False
+) -> State:
+    """Appends blue's `actions` to a page at `state`'s version straight into the stopped server's
+    database, as an older or a long-running server would hold them (the engine applies each one), and
+    returns the state after them. With `cache`, the page's cached state moves on too."""
+    rows = []
+    moment = datetime.now(UTC).isoformat(sep=" ")
+    for action in actions:
+        state, events = apply(state, "blue", action)
+        rows.append((page_id, state.version, "blue", json.dumps(action), json.dumps(events), None, moment))
+    path = server.database_url.removeprefix("sqlite:///")
+    with closing(sqlite3.connect(path)) as database, database:
+        database.executemany(
+            "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        database.execute("UPDATE pages SET version = ? WHERE id = ?", (state.version, page_id))
+        if cache:
+            database.execute(
+                "UPDATE pages SET state_cache = ?, cache_version = ? WHERE id = ?",
+                (json.dumps(state.to_json()), state.version, page_id),
+            )
+    return state
 
 
 _HOLD_LOCK = """
