@@ -13,12 +13,13 @@ memory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -552,7 +553,8 @@ class Master:
                         page = self._rebuild(session, page_id)
                     duplicate = self._logged_move(session, page_id, seat, move_id)
                 if duplicate is not None:
-                    outcome.set_result((page, duplicate))
+                    with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                        outcome.set_result((page, duplicate))
                     return
                 if page.state.version != version:
                     raise self._stale(page)
@@ -574,7 +576,8 @@ class Master:
                 changes["state_cache"] = new_state.to_json()
                 changes["cache_version"] = new_state.version
         except Exception as error:
-            outcome.set_exception(error)
+            with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                outcome.set_exception(error)
             return
         # Plain values: the row is built in each transaction that tries the write (a batch can be retried).
         entry = {
