@@ -3,9 +3,10 @@ and the checks that tell whether the database can take a write right now."""
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
-from dataclasses import dataclass
+import time
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
@@ -16,6 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 # How long an SQLite connection waits for another writer before giving up, in seconds (the default of
 # the server's `DB_BUSY_TIMEOUT_S` setting).
 DEFAULT_BUSY_TIMEOUT_S = 5.0
+# How often the free space of the database's disk is looked at (a disk fills in minutes, not
+# milliseconds, and the look costs tens of microseconds).
+DISK_CHECK_EVERY_S = 1.0
 
 
 def _pragmas(busy_timeout_s: float) -> Any:
@@ -120,7 +124,6 @@ def database_writable(engine: Engine, wait_s: float) -> bool:
     return True
 
 
-@dataclass(frozen=True)
 class DatabaseFile:
     """The file of an SQLite database, as it was when the server opened it, and the free space it needs.
 
@@ -128,10 +131,13 @@ class DatabaseFile:
     old inode), and every such write is lost at the next start: the server checks before it writes.
     """
 
-    path: str
-    device: int
-    inode: int
-    min_free_bytes: int
+    def __init__(self, path: str, device: int, inode: int, min_free_bytes: int) -> None:
+        self.path = path
+        self.device = device
+        self.inode = inode
+        self.min_free_bytes = min_free_bytes
+        self._disk_checked_at = -math.inf
+        self._disk_full = False
 
     @classmethod
     def of(cls, engine: Engine, min_free_bytes: int) -> DatabaseFile | None:
@@ -143,17 +149,20 @@ class DatabaseFile:
         return cls(os.path.abspath(database), info.st_dev, info.st_ino, min_free_bytes)
 
     def problem(self) -> str | None:
-        """Says why the file cannot take a write now (gone, replaced, disk full), or None."""
+        """Says why the file cannot take a write now (gone, replaced, disk full), or None. The file is
+        looked at every time (a stat); the disk's free space at most every DISK_CHECK_EVERY_S."""
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
             return "the database file is gone"
         if (info.st_dev, info.st_ino) != (self.device, self.inode):
             return "the database file was replaced"
-        disk = os.statvfs(os.path.dirname(self.path))
-        if disk.f_bavail * disk.f_frsize < self.min_free_bytes:
-            return "the disk holding the database is full"
-        return None
+        now = time.monotonic()
+        if now - self._disk_checked_at >= DISK_CHECK_EVERY_S:
+            disk = os.statvfs(os.path.dirname(self.path))
+            self._disk_full = disk.f_bavail * disk.f_frsize < self.min_free_bytes
+            self._disk_checked_at = now
+        return "the disk holding the database is full" if self._disk_full else None
 
 
 class DatabaseUnavailable(Exception):
