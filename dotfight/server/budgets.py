@@ -1,9 +1,11 @@
 """The action budget: how many actions one page and one client address may send, WebSocket and HTTP
 counted together (a client cannot dodge it by reconnecting sockets or switching transport).
 
-Every arriving action spends a token of its page's bucket and of its address's bucket, refused ones too
-(a refusal costs the server the same work). Caps are per server process: several processes each keep
-their own buckets.
+Every action a seat holder sends spends a token of its seat's bucket on that page and of its address's
+bucket, refused ones too (a refusal costs the server the same work). The page's budget is kept per seat,
+so that a player who floods his own page cannot starve his opponent's moves; actions without a seat are
+refused before they cost anything (and are bounded by the HTTP and WebSocket flood limits). Caps are
+per server process: several processes each keep their own buckets.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dotfight.server.settings import Settings
 
 
 class ActionBudget:
-    """Token buckets per page and per client address for actions."""
+    """Token buckets per page's seat and per client address for actions."""
 
     def __init__(self, settings: Settings) -> None:
         self._pages = RateLimiter(settings.actions_per_page_per_second, settings.actions_per_page_burst)
@@ -24,10 +26,10 @@ class ActionBudget:
             settings.actions_per_address_per_second, settings.actions_per_address_burst
         )
 
-    def spend(self, page_id: str, address: str) -> None:
-        """Counts one action of this page from this address; raises rate_limited (with Retry-After)
-        when either is over its budget."""
-        wait = max(self._addresses.wait(address), self._pages.wait(page_id))
+    def spend(self, page_id: str, seat: str, address: str) -> None:
+        """Counts one action of a seat ("blue", "red" or "both") on this page from this address; raises
+        rate_limited (with Retry-After) when either is over its budget."""
+        wait = max(self._addresses.wait(address), self._pages.wait(f"{page_id}/{seat}"))
         if wait > 0:
             raise ApiError(
                 "rate_limited",

@@ -70,8 +70,8 @@ class Settings(BaseSettings):
     bot_timeout_s: float = Field(default=60.0, gt=0)
     # Longest wait between the bot's retries while the database is unavailable.
     bot_retry_max_s: float = Field(default=10.0, gt=0)
-    # Actions (WebSocket and HTTP together, refused ones too) per page and per client address: a token
-    # bucket of this rate and burst each; over it, `rate_limited`. Benchmarks raise the address cap.
+    # Actions (WebSocket and HTTP together, refused ones too) per seat of a page and per client address:
+    # a token bucket of this rate and burst each; over it, `rate_limited`. Benchmarks raise the address cap.
     actions_per_page_per_second: float = Field(default=10.0, gt=0)
     actions_per_page_burst: int = Field(default=60, gt=0)
     actions_per_address_per_second: float = Field(default=50.0, gt=0)

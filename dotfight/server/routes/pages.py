@@ -110,7 +110,7 @@ async def page_action(
     """Applies one action for the seat of the bearer token at the version the client saw."""
     if token is None:
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
-    services.actions.spend(page_id, client_key(request))
     seat = await services.master.seat(page_id, token)
+    services.actions.spend(page_id, seat.label, client_key(request))
     applied = await services.master.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)
