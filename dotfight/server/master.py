@@ -559,12 +559,21 @@ class Master:
                 if page.state.version != version:
                     raise self._stale(page)
             side = seat.side or page.state.actor or "blue"
+            refusal: ApiError | None = None
             try:
                 new_state, events = self._advance(page.state, side, action)
             except EngineError as error:
-                raise _engine_refusal(error) from None
-            if changes_nothing(page.state, action):
-                raise ApiError("bad_request", "this action would change nothing", reason="no_change")
+                refusal = _engine_refusal(error)
+            if refusal is None and changes_nothing(page.state, action):
+                refusal = ApiError("bad_request", "this action would change nothing", reason="no_change")
+            if refusal is not None:
+                # A retry of a move already made is answered with its first result, whatever it carries.
+                duplicate = self._answered_before(page_id, seat, move_id)
+                if duplicate is None:
+                    raise refusal
+                with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                    outcome.set_result((page, duplicate))
+                return
             changes: dict[str, Any] = {
                 "version": new_state.version,
                 "phase": new_state.phase,
@@ -613,6 +622,13 @@ class Master:
             raise PageMovedOn(page_id)  # nothing was written
         repository.add_action(session, ActionRow(**entry, created_at=now))
         return result, partial(self._pages.put, page_id, result[0])
+
+    def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
+        """Returns the first result of a move_id already in the log (None without a move_id: no read)."""
+        if move_id is None:
+            return None
+        with self._sessions() as session:
+            return self._logged_move(session, page_id, seat, move_id)
 
     @staticmethod
     def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
