@@ -11,15 +11,21 @@ this formula at several times the cost: the few sampled answers are too noisy to
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from dotfight.bot.board import Board, other
-from dotfight.bot.strength import Strength
+from dotfight.bot.rules import in_last_stand, steadiness
 from dotfight.bot.threat import assess, shot_table
 from dotfight.engine import EngineError, State, apply
-from dotfight.engine.flick import steadiness
 
 WIN = 1000.0
+# The weight of the enemy's best flicks in its next turn: a man left where the enemy surely hits him
+# (a stranded lunger beside its men) costs most of a man.
+CAUTION = float(os.environ.get("DAWOOD_CAUTION", "0.3"))
+# The weight of every man's standing exposure, both sides (a line of men, a thinned wall).
+SPREAD = float(os.environ.get("DAWOOD_SPREAD", "0.09"))
 # A flick still in hand is worth a share of the best it could do (it may be spent on a worse one).
 FLICK_IN_HAND = 0.7
 # A pending lunge chain is worth less than a free flick: the same soldier, a shakier hand.
@@ -28,13 +34,14 @@ CHAIN_IN_HAND = 0.5
 
 def flicks_of(board: Board, side: str) -> tuple[int, float]:
     """The flicks a side gets in its next turn, and the factor on its spreads (last stand)."""
-    p = board.params
-    if 0 < board.count_alive(side) <= p.last_stand_at:
-        return p.last_stand_flicks, p.last_stand_steady
+    rules = board.rules
+    living = board.count_alive(side)
+    if living > 0 and in_last_stand(rules, living):
+        return rules.last_stand_flicks, rules.last_stand_steady
     return 1, 1.0
 
 
-def judge(state: State, board: Board, side: str, strength: Strength) -> float:
+def judge(state: State, board: Board, side: str) -> float:
     """The value of the page `state` (read into `board`) for `side`: higher is better.
 
     When the turn is still the side's own, the page is judged as if it stopped now (so the enemy's
@@ -57,7 +64,7 @@ def judge(state: State, board: Board, side: str, strength: Strength) -> float:
     theirs = assess(board, enemy, flicks=flicks, steady=steady)
     ours = assess(board, side, flicks=own_flicks, steady=own_steady)
     spread = theirs.exposure - ours.exposure
-    return material + in_hand - strength.caution * (theirs.best + strength.spread * spread)
+    return material + in_hand - CAUTION * theirs.best - SPREAD * spread
 
 
 def _final(board: Board, side: str) -> float:
@@ -87,7 +94,8 @@ def _in_hand(board: Board, side: str, steady: float) -> float:
     chain = board.turn.chain_soldier
     shooters = board.flickable(side) if chain is None else np.array([board.index_of(chain)])
     table = shot_table(board, shooters, board.living(other(side)), steady=steady)
-    best = float(table.hit.max()) if table.hit.size else 0.0
     if chain is not None:
-        return CHAIN_IN_HAND * best
+        # Where the chain can run next: the lunger's best chance of running through another man.
+        return CHAIN_IN_HAND * (float(table.lunge.max()) if table.lunge.size else 0.0)
+    best = float(table.hit.max()) if table.hit.size else 0.0
     return FLICK_IN_HAND * best * max(1, board.turn.flicks_left)

@@ -6,11 +6,12 @@ from dotfight.bot import STRENGTHS
 from dotfight.lab import LabConfig, build_report, run_pages
 
 
-def test_stronger_bots_try_more_candidates_and_more_luck() -> None:
+def test_stronger_bots_search_deeper_and_only_easy_slips() -> None:
     easy, normal, hard = (STRENGTHS[name] for name in ("easy", "normal", "hard"))
     assert easy.pairs < normal.pairs < hard.pairs
-    assert easy.trials < normal.trials < hard.trials
-    assert easy.samples < normal.samples < hard.samples
+    assert easy.width < normal.width < hard.width
+    assert easy.evaluations() < normal.evaluations() < hard.evaluations()
+    assert easy.noise > 0 and normal.noise == hard.noise == 0
 
 
 def test_hard_beats_easy_on_most_quick_pages() -> None:
