@@ -141,9 +141,7 @@ class DawoodBot:
         ranked: list[tuple[Action, float]] = []
         for cand, _worth in sorted(scored, key=lambda pair: -pair[1]):
             action = cand.action(board)
-            # The first one kept must be legal: it is what an exhausted budget plays. The others are
-            # checked by their trials.
-            if ranked or legal(state, side, action):
+            if legal(state, side, action):  # asked of the engine, nothing resolved
                 ranked.append((action, SOFT * cand.power))
             if len(ranked) == strength.width:
                 break

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dotfight.bot.board import Board, FloatArray, other
-from dotfight.bot.rules import legal, refusal
-from dotfight.engine import RuleSet, State
+from dotfight.bot.rules import can_stand, legal, refusal
+from dotfight.engine import RuleSet, Side, State
 
 # Keeps every proposal this far from an exact boundary, so rounding never decides legality.
 SAFETY = 1.0
@@ -158,17 +158,12 @@ def arrangement(
                 if all(float(np.hypot(*(spot - t))) >= spacing for t in taken) and men:
                     man = min(men, key=lambda k: float(np.hypot(*(board.xy[k] - spot))))
                     x, y = round(float(spot[0]), 2), round(float(spot[1]), 2)
-                    if _can_stand(state, side, board.soldier_ids[man], x, y):
+                    if can_stand(state, cast(Side, side), board.soldier_ids[man], x, y):
                         men.remove(man)
                         taken.append(spot)
                         places[board.soldier_ids[man]] = (x, y)
                         break
     return places
-
-
-def _can_stand(state: State, side: str, soldier: str, x: float, y: float) -> bool:
-    """Whether the engine lets this soldier stand there now."""
-    return legal(state, side, {"type": "position", "soldiers": [{"id": soldier, "x": x, "y": y}]})
 
 
 def _enemy_direction(board: Board, side: str) -> FloatArray:

@@ -13,57 +13,27 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from dotfight.engine import EngineError, RuleSet, State, apply
-from dotfight.engine.flick import reach, steadiness, wild_spread
+from dotfight.engine import RuleSet, State
+from dotfight.engine.flick import (
+    in_last_stand,
+    link_shake,
+    man_shake,
+    power_for_reach,
+    reach,
+    steadiness,
+    wall_loss,
+    wall_shake,
+    wild_spread,
+)
 from dotfight.engine.geometry import edge_distance
-
-try:  # C1, from branch `engine`
-    from dotfight.engine.flick import (  # type: ignore[attr-defined,unused-ignore]
-        in_last_stand,
-        link_shake,
-        man_shake,
-        power_for_reach,
-        wall_loss,
-        wall_shake,
-    )
-    from dotfight.engine.query import refusal  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - until `engine` is merged
-
-    def power_for_reach(rules: RuleSet, length: float) -> float | None:
-        frac = length / rules.diagonal
-        if frac > 1.0 + 1e-9:
-            return None
-        share = (frac - rules.reach_min_frac) / (1 - rules.reach_min_frac)
-        return 0.0 if share <= 0 else float(min(1.0, share ** (1 / rules.reach_curve)))
-
-    def wall_loss(rules: RuleSet, f: Any) -> Any:
-        return rules.wall_loss_empty + (rules.wall_loss_full - rules.wall_loss_empty) * f
-
-    def wall_shake(rules: RuleSet, f: Any) -> Any:
-        return rules.shake_empty + (rules.shake_full - rules.shake_empty) * f
-
-    def man_shake(rules: RuleSet) -> float:
-        return rules.shake_man
-
-    def link_shake(rules: RuleSet, k: int) -> float:
-        return rules.lunge_link_shake * k
-
-    def in_last_stand(rules: RuleSet, living: int) -> bool:
-        return living <= rules.last_stand_at
-
-    def refusal(state: State, side: str, action: Any) -> EngineError | None:
-        try:
-            apply(state.with_rng(0), side, action)
-        except EngineError as error:
-            return error
-        return None
-
+from dotfight.engine.query import can_stand, refusal
 
 FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
     "Curves",
     "aim",
+    "can_stand",
     "curves",
     "edge_distance",
     "in_last_stand",
@@ -76,9 +46,7 @@ __all__ = [
     "refusal",
     "steadiness",
     "wall_loss",
-    "wall_losses",
     "wall_shake",
-    "wall_shakes",
     "wild_spread",
 ]
 
@@ -135,13 +103,3 @@ def _lookup(table: FloatArray, share: FloatArray) -> FloatArray:
 def curves(rules: RuleSet) -> Curves:
     """The tabulated curves of a rule set (remembered: every judgement asks)."""
     return Curves(rules)
-
-
-def wall_losses(rules: RuleSet, fullness: FloatArray) -> FloatArray:
-    """Every wall's share of reach lost by a snipe crossing it (the engine's `wall_loss`)."""
-    return np.array([wall_loss(rules, float(f)) for f in fullness], dtype=np.float64)
-
-
-def wall_shakes(rules: RuleSet, fullness: FloatArray) -> FloatArray:
-    """Every wall's shake spread for a lunger crossing it (the engine's `wall_shake`)."""
-    return np.array([wall_shake(rules, float(f)) for f in fullness], dtype=np.float64)

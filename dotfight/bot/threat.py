@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dotfight.bot.board import Board, FloatArray, IntArray, other
-from dotfight.bot.rules import curves, wall_losses, wall_shakes
+from dotfight.bot.rules import curves, wall_loss, wall_shake
 
 _SQRT2 = math.sqrt(2.0)
 # Reach kept in hand past the target's near edge: a snipe that only just touches him is no sure shot.
@@ -73,7 +73,7 @@ def shot_table(
     wander2 = np.zeros((m, n))  # a lunge's sideways wander at the target, squared, from wall shakes
     if len(board.base_xy):
         full = board.fullness()
-        loss = np.clip(wall_losses(rules, full), 0.0, 0.999)
+        loss = np.clip(wall_loss(rules, full), 0.0, 0.999)
         log_keep = np.log1p(-loss)  # (B,)
         oc = board.base_xy[None, :, :] - a[:, None, :]  # (m, B, 2)
         cc = (oc**2).sum(axis=2) - board.base_r[None, :] ** 2  # (m, B): < 0 when the shooter stands inside
@@ -91,7 +91,7 @@ def shot_table(
         near = np.where(enter, t_in, np.inf)
         near = np.minimum(near, np.where(leave, t_out, np.inf))
         first_wall = np.minimum(first_wall, near.min(axis=2))
-        shake = wall_shakes(rules, full)[None, None, :] * steady
+        shake = wall_shake(rules, full)[None, None, :] * steady
         lever_in = np.where(enter, shake * (limit - t_in), 0.0)
         lever_out = np.where(leave, shake * (limit - t_out), 0.0)
         wander2 = (lever_in**2).sum(axis=2) + (lever_out**2).sum(axis=2)
