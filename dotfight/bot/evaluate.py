@@ -16,8 +16,8 @@ import os
 import numpy as np
 
 from dotfight.bot.board import Board, other
-from dotfight.bot.rules import in_last_stand, steadiness
-from dotfight.bot.threat import assess, shot_table
+from dotfight.bot.rules import in_last_stand
+from dotfight.bot.threat import ShotTable, assess
 from dotfight.engine import EngineError, State, apply
 
 WIN = 1000.0
@@ -50,9 +50,9 @@ def judge(state: State, board: Board, side: str) -> float:
     enemy = other(side)
     if board.winner is not None or board.phase != "play":
         return _final(board, side)
-    in_hand = 0.0
-    if board.actor == side:
-        in_hand = _in_hand(board, side, steadiness(state))
+    mine = board.actor == side
+    chain, flicks_left = board.turn.chain_soldier, board.turn.flicks_left
+    if mine:
         state = _stopped(state, side)
         board = Board.of(state)
         if board.winner is not None or board.phase != "play":
@@ -64,6 +64,7 @@ def judge(state: State, board: Board, side: str) -> float:
     theirs = assess(board, enemy, flicks=flicks, steady=steady)
     ours = assess(board, side, flicks=own_flicks, steady=own_steady)
     spread = theirs.exposure - ours.exposure
+    in_hand = _in_hand(board, ours.table, chain, flicks_left) if mine else 0.0
     return material + in_hand - CAUTION * theirs.best - SPREAD * spread
 
 
@@ -89,13 +90,13 @@ def _stopped(state: State, side: str) -> State:
     return state
 
 
-def _in_hand(board: Board, side: str, steady: float) -> float:
-    """What the side's next flick in this turn is worth: a share of its best snipe chance."""
-    chain = board.turn.chain_soldier
-    shooters = board.flickable(side) if chain is None else np.array([board.index_of(chain)])
-    table = shot_table(board, shooters, board.living(other(side)), steady=steady)
+def _in_hand(board: Board, table: ShotTable, chain: str | None, flicks_left: int) -> float:
+    """What the side's next flick in this turn is worth, read from its shots at every enemy (the page as
+    if it stopped now: the same men where they stand): a share of its best snipe chance, or for a pending
+    chain, of the lunger's best chance of running through another man."""
+    if table.hit.size == 0:
+        return 0.0
     if chain is not None:
-        # Where the chain can run next: the lunger's best chance of running through another man.
-        return CHAIN_IN_HAND * (float(table.lunge.max()) if table.lunge.size else 0.0)
-    best = float(table.hit.max()) if table.hit.size else 0.0
-    return FLICK_IN_HAND * best * max(1, board.turn.flicks_left)
+        rows = np.flatnonzero(table.shooters == board.index_of(chain))
+        return CHAIN_IN_HAND * float(table.lunge[rows].max()) if rows.size else 0.0
+    return FLICK_IN_HAND * float(table.hit.max()) * max(1, flicks_left)

@@ -128,6 +128,7 @@ class Threat:
 
     best: float  # the attacker's best flicks (as many as it has), summed
     exposure: float  # every defender's own best chance of being hit, summed (standing liabilities)
+    table: ShotTable  # the attacker's shots at every defender, for further questions
 
 
 def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> Threat:
@@ -140,7 +141,7 @@ def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0)
     targets = board.living(other(attacker))
     table = shot_table(board, board.flickable(attacker), targets, steady=steady)
     if table.hit.size == 0:
-        return Threat(0.0, 0.0)
+        return Threat(0.0, 0.0, table)
     per_man = np.maximum(table.hit, table.lunge).max(axis=0)
     # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
     home = board.home[targets]
@@ -149,7 +150,7 @@ def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0)
     lunge_kills = table.lunge @ together.astype(np.float64)  # (m, n): aimed at target j
     best = np.maximum(table.hit.max(axis=0), LUNGE_CHAIN * lunge_kills.max(axis=0))
     top = np.sort(best)[::-1][: max(1, flicks)]
-    return Threat(float(top.sum()), float(per_man.sum()))
+    return Threat(float(top.sum()), float(per_man.sum()), table)
 
 
 def danger(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> float:
