@@ -112,12 +112,14 @@ class DawoodBot:
             )
             scored = [(c, promise(board, c, link=turn.chain_link, steady=steady)) for c in cands]
             return self._search(state, board, side, scored, deadline, may_stop=True)
-        if not turn.sent and turn.flicks_left >= 1:
+        if not turn.sent and turn.flicks_left >= 1 and not _past(deadline):
             send = choose_send(state, board, side)
             if send is not None:
                 return send
         cands = flick_candidates(board, side, self.strength, lunges=lunges)
-        scored = [(c, promise(board, c, link=0, steady=steady)) for c in cands]
+        scored = [
+            (c, promise(board, c, link=0, steady=steady) if not _past(deadline) else 0.0) for c in cands
+        ]
         return self._search(state, board, side, scored, deadline, may_stop=turn.flicked)
 
     def _search(
@@ -188,6 +190,11 @@ class DawoodBot:
         except EngineError:
             return None
         return judge(after, Board.of(after), side)
+
+
+def _past(deadline: float | None) -> bool:
+    """Whether a budget was given and has run out."""
+    return deadline is not None and time.perf_counter() >= deadline
 
 
 def _pick(

@@ -149,14 +149,19 @@ def test_a_lunge_that_lands_stranded_in_front_of_a_full_base_is_not_taken() -> N
 @pytest.mark.parametrize("strength", ["normal", "hard"])
 def test_a_budget_is_kept_and_the_answer_is_legal(strength: str) -> None:
     state = setup_done(RuleSet.preset("dawood"), seed=1)
+    assert state.actor is not None
     bot = DawoodBot(strength, seed=2)
-    for budget in (0.0, 0.02, 0.05):
+    started = time.perf_counter()
+    bot.choose(state)
+    unbounded = time.perf_counter() - started
+    for budget in (0.0, 0.01, 0.03):
         started = time.perf_counter()
         action = bot.choose(state, budget_s=budget)
         spent = time.perf_counter() - started
-        # Candidates are drawn up before the clock is watched, and one trial may be under way.
-        assert spent <= budget + 0.25, (budget, spent)
-        assert state.actor is not None
+        # The candidates are drawn up before the clock is watched, and one trial may be under way: a
+        # small overhead, far below the whole search (the machine may be busy, so no tight bound).
+        assert spent <= budget + 0.5, (budget, spent)
+        assert spent < 0.6 * unbounded or unbounded < 0.1, (budget, spent, unbounded)
         apply(state, state.actor, action)  # accepted
 
 
