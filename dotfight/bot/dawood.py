@@ -140,6 +140,8 @@ class DawoodBot:
         """
         strength = self.strength
         rng = private_random(self.seed, side, board.version, "play")
+        if strength.noise:  # the easy bot misjudges which flicks look good, too
+            scored = [(cand, worth + rng.gauss(0.0, strength.noise)) for cand, worth in scored]
         ranked: list[tuple[Action, float]] = []
         for cand, _worth in sorted(scored, key=lambda pair: -pair[1]):
             action = cand.action(board)

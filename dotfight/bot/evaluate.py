@@ -11,8 +11,6 @@ this formula at several times the cost: the few sampled answers are too noisy to
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from dotfight.bot.board import Board, other
@@ -23,9 +21,9 @@ from dotfight.engine import EngineError, State, apply
 WIN = 1000.0
 # The weight of the enemy's best flicks in its next turn: a man left where the enemy surely hits him
 # (a stranded lunger beside its men) costs most of a man.
-CAUTION = float(os.environ.get("DAWOOD_CAUTION", "0.3"))
+CAUTION = 0.3
 # The weight of every man's standing exposure, both sides (a line of men, a thinned wall).
-SPREAD = float(os.environ.get("DAWOOD_SPREAD", "0.09"))
+SPREAD = 0.09
 # A flick still in hand is worth a share of the best it could do (it may be spent on a worse one).
 FLICK_IN_HAND = 0.7
 # A pending lunge chain is worth less than a free flick: the same soldier, a shakier hand.

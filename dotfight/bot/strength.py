@@ -31,19 +31,16 @@ class Strength:
         return total
 
 
-_EASY = Strength("easy", pairs=4, width=3, first=1, rounds=0, noise=0.35)
-_NORMAL = Strength("normal", pairs=12, width=6, first=2, rounds=2)
-_HARD = Strength("hard", pairs=30, width=14, first=2, rounds=3)
+# In lab play one sample of luck per candidate is a coin toss between the few best forecasts, while two
+# or more tell a sure flick from a lucky one; past about two samples on the first round and a few halvings
+# the judgement, not the search, decides. Easy takes the flick that looks best at a glance (its forecast,
+# misjudged by a slip) and only checks it against stopping; normal tries four on one sample and halves
+# twice; hard tries sixteen on two samples and halves four times.
+_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4)
+_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2)
+_HARD = Strength("hard", pairs=30, width=16, first=2, rounds=4)
 
 STRENGTHS: dict[str, Strength] = {s.name: s for s in (_EASY, _NORMAL, _HARD)}
-
-import os  # noqa: E402  # TEMPORARY tuning hook
-
-for _name in STRENGTHS:
-    _spec = os.environ.get(f"DAWOOD_{_name.upper()}")
-    if _spec:
-        _p, _w, _f, _r, _n = _spec.split(",")
-        STRENGTHS[_name] = Strength(_name, int(_p), int(_w), int(_f), int(_r), float(_n))
 
 # What the bot may do (contract C3): "full" plays every tactic; "snipe-only" never lunges; "no-outside"
 # keeps every man inside a base when arranging. The lab's head-to-heads ask whether a tactic pays.
