@@ -77,7 +77,18 @@ class DawoodBot:
             return next_base(state, board, side, seed, DEPTH)
         if board.phase == "positioning":
             return self._arrange(state, board, side)
-        return self._play(state, board, side, deadline)
+        action = self._play(state, board, side, deadline)
+        return self._wobbled(action, side, board.version)
+
+    def _wobbled(self, action: Action, side: str, version: int) -> Action:
+        """A person's hand: the chosen flick leaves a little off its aim (easy and normal; hard is steady)."""
+        wobble = self.strength.wobble
+        if action["type"] != "flick" or not wobble:
+            return action
+        turn = private_random(self.seed, side, version, "hand").gauss(0.0, wobble)
+        dx, dy = action["vector"]
+        cos, sin = math.cos(turn), math.sin(turn)
+        return {**action, "vector": [dx * cos - dy * sin, dx * sin + dy * cos]}
 
     # --- setup ------------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ class Strength:
     first: int  # luck samples per candidate in the first round
     rounds: int  # halvings: each keeps the better half and doubles its samples
     noise: float = 0.0  # spread (men) of the slip added to each candidate's judged worth
+    wobble: float = 0.0  # spread (radians) of the hand: the flick leaves a little off the chosen aim
 
     def evaluations(self) -> int:
         """How many engine trials a full search makes at most (stop and sends aside)."""
@@ -36,8 +37,8 @@ class Strength:
 # the judgement, not the search, decides. Easy takes the flick that looks best at a glance (its forecast,
 # misjudged by a slip) and only checks it against stopping; normal tries four on one sample and halves
 # twice; hard tries sixteen on two samples and halves four times.
-_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4)
-_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2)
+_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4, wobble=0.04)
+_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2, wobble=0.02)
 _HARD = Strength("hard", pairs=30, width=16, first=2, rounds=4)
 
 STRENGTHS: dict[str, Strength] = {s.name: s for s in (_EASY, _NORMAL, _HARD)}

@@ -176,3 +176,15 @@ def test_a_generous_budget_plays_as_without_one() -> None:
     state = setup_done(RuleSet.preset("quick"), seed=6)
     bot = DawoodBot("normal", seed=9)
     assert bot.choose(state, budget_s=30.0) == bot.choose(state)
+
+
+def test_an_unsteady_hand_turns_the_aim_but_keeps_the_pull_and_the_page_replayable() -> None:
+    state = setup_done(RuleSet.preset("quick"), seed=6)
+    assert state.actor is not None
+    for seed in range(4):
+        easy = DawoodBot("easy", seed=seed).choose(state)
+        assert easy == DawoodBot("easy", seed=seed).choose(state)
+        if easy["type"] == "flick":
+            assert state.actor is not None
+            apply(state, state.actor, easy)
+            assert math.hypot(*easy["vector"]) >= 1.0
