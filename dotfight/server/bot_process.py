@@ -8,7 +8,6 @@ the engine and the bot, so a worker starts without the server's web stack.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from dotfight.bot import DawoodBot
@@ -24,14 +23,4 @@ def decide(strength: str, seed: int, hidden_state: dict[str, Any], budget_s: flo
     >>> decide("normal", 11, page.to_json(), 1.0)["type"] in ("quick_setup", "draw_base")
     True
     """
-    bot = DawoodBot(strength=strength, seed=seed)
-    state = State.from_json(hidden_state)
-    if _takes_budget(bot):
-        action: dict[str, Any] = bot.choose(state, budget_s=budget_s)  # type: ignore[call-arg]
-    else:  # a bot without a time budget (before C3's `budget_s`): it thinks for as long as it needs
-        action = bot.choose(state)
-    return action
-
-
-def _takes_budget(bot: DawoodBot) -> bool:
-    return "budget_s" in inspect.signature(bot.choose).parameters
+    return DawoodBot(strength=strength, seed=seed).choose(State.from_json(hidden_state), budget_s=budget_s)

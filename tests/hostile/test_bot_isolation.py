@@ -7,6 +7,8 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from datetime import datetime
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -67,3 +69,39 @@ def test_twenty_thinking_bots_leave_other_requests_quick(start_server: StartServ
     median, worst = statistics.median(latencies), max(latencies)
     print(f"health/snapshot while bots think: median {median * 1000:.0f} ms, max {worst * 1000:.0f} ms")
     assert median < 0.05 and worst < 0.5, (median, worst)
+
+
+BUDGET_S = 0.3
+# Beyond the budget: the hand-over to a worker process, the write, and a shared 2-core machine.
+BUDGET_SLACK_S = 1.5
+
+
+def test_each_bot_decision_keeps_to_its_time_budget(start_server: StartServer) -> None:
+    server = start_server(extra_env={"DOTFIGHT_BOT_BUDGET_S": str(BUDGET_S)})
+    created = create_page(server, preset="classic", mode="bot", bot={"strength": "hard"})
+    page_id, blue = created["id"], created["seats"]["blue"]
+    page = created["snapshot"]
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and page["phase"] != "over":
+        log = server.http.get(f"/api/pages/{page_id}/log").json()
+        if (
+            sum(
+                1 for entry in log["entries"] if entry["side"] == "red" and entry["action"]["type"] == "flick"
+            )
+            >= 4
+        ):
+            break
+        if page["side_to_act"] == "blue":
+            assert act(server, page_id, blue, nearest_snipe_action(page), page["version"]).is_success
+        else:
+            time.sleep(0.05)
+        page = snapshot(server, page_id)
+    entries = server.http.get(f"/api/pages/{page_id}/log").json()["entries"]
+    gaps = [
+        datetime.fromisoformat(entry["at"]) - datetime.fromisoformat(before["at"])
+        for before, entry in pairwise(entries)
+        if entry["side"] == "red" and entry["action"]["type"] == "flick"
+    ]
+    assert len(gaps) >= 3, entries
+    slowest = max(gap.total_seconds() for gap in gaps)
+    assert slowest < BUDGET_S + BUDGET_SLACK_S, [gap.total_seconds() for gap in gaps]
