@@ -44,7 +44,7 @@ from websockets.asyncio.client import ClientConnection, connect
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import RuleSet, apply, new_page
 from dotfight.server.hub import compact_json
-from tests.support.server_process import ServerProcess, free_port
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
 
 # A soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0
@@ -77,6 +77,7 @@ def bench_server(workdir: Path) -> ServerProcess:
             "DOTFIGHT_PAGE_CREATION_BURST": "1000000",
             "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
             "DOTFIGHT_WS_MESSAGE_BURST": "100000",
+            **RELAXED_ACTION_BUDGET,
         },
     )
 

@@ -1,7 +1,8 @@
 """`dotfight replay LOG`: rebuilds a saved page from its log, checks it, and prints its events or state.
 
 LOG is a file, `-` for stdin, or the address of a finished page's log on a server
-(`https://…/api/pages/{id}/log`). Two shapes are read:
+(`https://…/api/pages/{id}/log`; the server answers a long log in pages, which are followed by their
+`next` cursor and read whole). Two shapes are read:
 
 - the server's page log: `{"rules", "seed", "seed_sha256", "entries": [{"version", "side", "action",
   "events"}, …]}` (the seed is revealed once the page is over);
@@ -20,6 +21,7 @@ import argparse
 import hashlib
 import json
 import sys
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -138,12 +140,44 @@ def parse_log(data: object) -> PageLog:
 
 def _read(source: str) -> object:
     if source.startswith(("http://", "https://")):
-        with urllib.request.urlopen(source, timeout=30) as answer:
-            return json.loads(answer.read().decode("utf-8"))
+        return _read_pages(source)
     if source == "-":
         return json.loads(sys.stdin.read())
     with open(source, encoding="utf-8") as file:
         return json.load(file)
+
+
+def _fetch(address: str) -> object:
+    with urllib.request.urlopen(address, timeout=30) as answer:
+        return json.loads(answer.read().decode("utf-8"))
+
+
+def _read_pages(address: str) -> object:
+    """Reads a server's page log whole: the first answer, then each following one its `next` names
+    (`?from=<next>`), their entries joined in order."""
+    first = _fetch(address)
+    if not isinstance(first, dict) or first.get("next") is None:
+        return first
+    entries = first.get("entries")
+    if not isinstance(entries, list):
+        raise ValueError("the log's 'entries' must be a list of objects")
+    parts = urllib.parse.urlsplit(address)
+    query = [(key, value) for key, value in urllib.parse.parse_qsl(parts.query) if key != "from"]
+    cursor, previous = first["next"], 0
+    while cursor is not None:
+        if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor <= previous:
+            raise ValueError(f"the log's 'next' must move forward, got {quoted(cursor)}")
+        previous = cursor
+        following = urllib.parse.urlencode([*query, ("from", cursor)])
+        part = _fetch(urllib.parse.urlunsplit(parts._replace(query=following)))
+        if not isinstance(part, dict) or not isinstance(part.get("entries"), list):
+            raise ValueError("a page of the log must be an object with 'entries'")
+        entries.extend(part["entries"])
+        cursor = part.get("next")
+        # The page may have ended while it was read: the last answer tells the seed.
+        first["seed"] = part.get("seed", first.get("seed"))
+    first["next"] = None
+    return first
 
 
 def _seed(value: object) -> int:

@@ -11,7 +11,8 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
 
 import dotfight
-from dotfight.server.bot_runner import BotRunner, load_bot_factory
+from dotfight.server.bot_runner import BotRunner, load_bot_pool
+from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub, events_message
@@ -39,7 +40,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        database = make_engine(settings.database_url)
+        # Connections for every thread that may use the database at once, plus the health check's.
+        connections = settings.db_threads + settings.engine_threads + 2
+        database = make_engine(settings.database_url, settings.db_busy_timeout_s, connections)
         await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
         master = Master(settings, database)
         hub = Hub(
@@ -54,10 +57,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
         app.state.push = push = PushService(settings, database, hub)
         master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
-        bots = BotRunner(master, load_bot_factory())
+        pool = load_bot_pool(settings)
+        if pool is not None:
+            pool.warm_up()
+        bots = BotRunner(master, pool, settings.bot_retry_max_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
-        app.state.services = Services(settings, master, hub, bots, limiter, creations)
+        app.state.services = Services(settings, master, hub, bots, limiter, creations, ActionBudget(settings))
 
         def expired(page_id: str) -> None:
             error = ApiError("page_expired", "this page expired: nobody played it past setup in time")
@@ -73,6 +79,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await sweeper.stop()
             await bots.stop()
             await push.close()
+            if pool is not None:
+                pool.close()
             await hub.close_all(CLOSE_SERVICE_RESTART)
             master.close()
             database.dispose()

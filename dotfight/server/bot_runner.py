@@ -1,21 +1,29 @@
-"""Dawood-bot's seat: when it is the bot's move, it thinks in a worker thread and moves like a person.
+"""Dawood-bot's seat: when it is the bot's move, a worker process thinks and the bot moves like a person.
 
 The bot's actions go through the master exactly as a person's do (checked, stored, broadcast). It is
 handed the page with a different dice generator (`state.with_rng`), so it can sample luck but never
-peek at the page's real draws.
+peek at the page's real draws. It thinks in a pool of worker processes (`BotPool`), never in the
+server's own: the event loop and the writer never wait on a bot, and a thinking bot holds no lock
+another page needs. Each decision has a time budget, after which the bot plays the best move it found.
+
+A database that does not answer is waited out, never played around: the bot tries the same move again
+(same `move_id`, so it can never land twice) with a growing pause, for as long as the server runs; a
+page left behind by a restart is picked up by the resume-on-start path. Only a refusal by the rules (a
+bot bug) makes it fall back to `stop`, then `resign`, so a person is never left waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
-from dotfight.engine import State
+from dotfight.server import bot_process
 from dotfight.server.errors import ApiError
 from dotfight.server.master import Applied, Master, Seat
-from dotfight.server.page_view import LoadedPage
+from dotfight.server.page_view import BotSeat, LoadedPage
+from dotfight.server.settings import Settings
+from dotfight.server.workers import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -24,40 +32,65 @@ MAX_MOVES_PER_WAKE = 500
 # What the bot does when its own choice is refused or it fails: end the turn, else give up the page,
 # so that a person is never left waiting for a bot that cannot move.
 FALLBACK_ACTIONS: tuple[dict[str, Any], ...] = ({"type": "stop"}, {"type": "resign"})
+# The first pause before trying again while the database is unavailable (it doubles each time, up to
+# the `BOT_RETRY_MAX_S` setting).
+FIRST_RETRY_S = 0.1
 
 
-class BotPlayer(Protocol):
-    """What the server needs of Dawood-bot."""
+class BotPool:
+    """Dawood-bot's worker processes: each decision gets the page by value and a time budget."""
 
-    def choose(self, state: State) -> dict[str, Any]:
-        """Returns the action the bot plays for `state.actor`."""
-        ...
+    def __init__(self, processes: int, budget_s: float, timeout_s: float) -> None:
+        self._budget_s = budget_s
+        self._workers = WorkerPool("Dawood-bot", processes, timeout_s, ["dotfight.server.bot_process"])
+
+    def warm_up(self) -> None:
+        """Starts the worker processes now rather than at the first decision."""
+        self._workers.warm_up()
+
+    async def decide(self, bot: BotSeat, page: LoadedPage) -> dict[str, Any]:
+        """Returns the action the bot plays on this page (raises WorkerTimeout, or the bot's own error)."""
+        hidden_dice = page.state.with_rng(bot.seed).to_json()
+        return await self._workers.run(
+            bot_process.decide, bot.strength, bot.seed, hidden_dice, self._budget_s
+        )
+
+    def close(self) -> None:
+        """Stops the worker processes (at shutdown)."""
+        self._workers.close()
 
 
-BotFactory = Callable[[str, int], BotPlayer]
+def load_bot_pool(settings: Settings) -> BotPool | None:
+    """Returns the worker processes the server plays bot pages with.
 
-
-def load_bot_factory() -> BotFactory:
-    """Returns the maker of Dawood-bots (strength, seed) the server plays bot pages with.
-
-    The runner takes the factory as a parameter (None: bot mode refused with `mode_unavailable`), so a
-    server can be run without bot pages and tests can stand in their own player.
+    The runner takes the pool as a parameter (None: bot mode refused with `mode_unavailable`), so a
+    server can be run without bot pages.
     """
-    # Imported here: the bot (and its numpy look-ahead) loads only when a server starts, not on import.
-    from dotfight.bot import DawoodBot
+    return BotPool(settings.bot_processes, settings.bot_budget_s, settings.bot_timeout_s)
 
-    def make(strength: str, seed: int) -> BotPlayer:
-        return DawoodBot(strength=strength, seed=seed)
 
-    return make
+class _Backoff:
+    """Growing pauses between tries while the database is unavailable."""
+
+    def __init__(self, longest_s: float) -> None:
+        self._longest_s = longest_s
+        self._next_s = FIRST_RETRY_S
+
+    async def pause(self, page_id: str) -> None:
+        logger.info(
+            "page %s: the database is unavailable; the bot tries again in %.1f s", page_id, self._next_s
+        )
+        await asyncio.sleep(self._next_s)
+        self._next_s = min(self._longest_s, self._next_s * 2)
 
 
 class BotRunner:
     """Plays the bot seat of every bot page whenever it is the bot's move."""
 
-    def __init__(self, master: Master, factory: BotFactory | None) -> None:
+    def __init__(self, master: Master, pool: BotPool | None, retry_max_s: float = 10.0) -> None:
         self._master = master
-        self._factory = factory
+        self._pool = pool
+        self._retry_max_s = retry_max_s
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._woken: set[str] = set()
         self._resumer: asyncio.Task[None] | None = None
@@ -66,7 +99,7 @@ class BotRunner:
     @property
     def available(self) -> bool:
         """Tells whether Dawood-bot can play here."""
-        return self._factory is not None
+        return self._pool is not None
 
     def _after_action(self, page: LoadedPage, _applied: Applied) -> None:
         self.wake(page)
@@ -74,7 +107,7 @@ class BotRunner:
     def wake(self, page: LoadedPage) -> None:
         """Starts the bot on a page if it is the bot's move there (harmless if it already runs)."""
         bot = page.meta.bot
-        if bot is None or self._factory is None or page.state.actor != bot.side:
+        if bot is None or self._pool is None or page.state.actor != bot.side:
             return
         # The flag is read again by a running task before it stops, so no wake-up is ever lost.
         self._woken.add(page.meta.id)
@@ -84,7 +117,7 @@ class BotRunner:
     def resume_waiting_pages(self) -> None:
         """Starts, in the background, the bot of every open bot page left at the bot's move (e.g. by a
         restart), so that nobody has to look at a page to get the bot's answer."""
-        if self._factory is not None and self._resumer is None:
+        if self._pool is not None and self._resumer is None:
             self._resumer = asyncio.create_task(self._resume())
 
     async def _resume(self) -> None:
@@ -114,35 +147,56 @@ class BotRunner:
             del self._tasks[page_id]
 
     async def _play_while_bot_to_move(self, page_id: str) -> None:
-        assert self._factory is not None
-        for _ in range(MAX_MOVES_PER_WAKE):
-            page = await self._master.page(page_id)
+        assert self._pool is not None
+        backoff = _Backoff(self._retry_max_s)
+        moves = 0
+        while moves < MAX_MOVES_PER_WAKE:
+            try:
+                page = await self._master.page(page_id)
+            except ApiError as error:
+                if error.code != "unavailable":
+                    raise
+                await backoff.pause(page_id)
+                continue
             bot = page.meta.bot
             if bot is None or page.state.actor != bot.side:
                 return
             version = page.state.version
-            # One seed for the whole page: the bot keeps its plans (e.g. its arrangement) from move to move.
-            player = self._factory(bot.strength, bot.seed)
-            hidden_dice = page.state.with_rng(bot.seed)
+            moves += 1
             try:
-                action = await asyncio.to_thread(player.choose, hidden_dice)
-                await self._master.act(page_id, Seat(bot.side), action, version, None)
-            except ApiError as error:
-                if error.code == "stale_version":
-                    continue  # the person moved meanwhile (e.g. resigned): look again
-                logger.warning("page %s: the bot's move was refused (%s)", page_id, error.code)
-                await self._fall_back(page_id, bot.side, version)
+                action = await self._pool.decide(bot, page)
             except Exception:
                 logger.exception("page %s: the bot could not choose a move", page_id)
-                await self._fall_back(page_id, bot.side, version)
-
-    async def _fall_back(self, page_id: str, side: str, version: int) -> None:
-        for action in FALLBACK_ACTIONS:
-            try:
-                await self._master.act(page_id, Seat(side), action, version, None)
-                return
-            except ApiError:
+                await self._fall_back(page_id, bot.side, version, backoff)
                 continue
+            refusal = await self._act(page_id, bot.side, action, version, backoff)
+            if refusal is not None and refusal.code != "stale_version":  # stale: the person moved
+                logger.warning("page %s: the bot's move was refused (%s)", page_id, refusal.code)
+                await self._fall_back(page_id, bot.side, version, backoff)
+
+    async def _act(
+        self, page_id: str, side: str, action: dict[str, Any], version: int, backoff: _Backoff
+    ) -> ApiError | None:
+        """Plays one action, trying again while the database is unavailable; returns the refusal, if any.
+
+        The `move_id` names the bot's move at this version, so a try whose answer was lost (committed
+        after all) is answered from the log instead of being applied twice.
+        """
+        move_id = f"dawood-bot-{version}-{action.get('type')}"
+        while True:
+            try:
+                await self._master.act(page_id, Seat(side), action, version, move_id)
+                return None
+            except ApiError as error:
+                if error.code != "unavailable":
+                    return error
+            await backoff.pause(page_id)
+
+    async def _fall_back(self, page_id: str, side: str, version: int, backoff: _Backoff) -> None:
+        for action in FALLBACK_ACTIONS:
+            refusal = await self._act(page_id, side, action, version, backoff)
+            if refusal is None or refusal.code == "stale_version":
+                return
 
     async def stop(self) -> None:
         """Cancels every running bot (at shutdown)."""

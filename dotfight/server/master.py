@@ -1,38 +1,62 @@
 """The authority over every page: the one place where actions are checked, applied, stored and announced.
 
-Each action runs under the page's asyncio lock; its check of the version, the engine's verdict and the
-write of log entry and new version happen in one database transaction (run by the single writer thread,
-which commits the writes waiting at that moment together). Only after the commit are the events handed
-to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a move a crash could take back.
-Reads run on a small thread pool; the latest state of recent pages is kept in memory.
+Each action runs under the page's asyncio lock. An engine thread checks it against the page's version
+and applies it (the engine's work, which rule values can make slow, never runs on the writer or the
+event loop, so one page's expensive move cannot hold up another page's); it then hands the write of log
+entry and new version to the single writer thread, which checks the version and `move_id` again in its
+transaction and commits the writes waiting at that moment together. Only after the commit are the
+events handed to listeners (the WebSocket hub, the bot seat), so nobody ever hears of a move a crash
+could take back. Reads run on a thread pool of their own; the latest state of recent pages is kept in
+memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
+import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from dotfight.engine import EngineError, MalformedAction, Replay, RuleSet, State, apply, new_page
-from dotfight.server import fair_dice, tokens
+from dotfight.engine import (
+    EngineError,
+    IllegalAction,
+    MalformedAction,
+    Replay,
+    RuleSet,
+    RuleSetError,
+    State,
+    apply,
+    check_new_page,
+    new_page,
+)
+from dotfight.server import engine_process, fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, iso_utc, status_of
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
+from dotfight.server.workers import WorkerFailed, WorkerPool
 from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
 from dotfight.store import expiry, repository
-from dotfight.store.database import database_answers, make_session_factory
+from dotfight.store.database import (
+    DatabaseFile,
+    DatabaseUnavailable,
+    database_answers,
+    database_writable,
+    is_database_trouble,
+    make_session_factory,
+)
 from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
 
 logger = logging.getLogger(__name__)
@@ -42,6 +66,9 @@ T = TypeVar("T")
 # The private state is cached in the page row every this many versions (and when the page ends); in
 # between, a page rebuilt from the database replays at most this many log entries on top of it.
 CACHE_EVERY = 8
+# How long the health check waits for the write lock before it calls the database not writable (a
+# write transaction holds it for milliseconds).
+HEALTH_WRITE_WAIT_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,11 +105,16 @@ class NewPage:
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def _database_trouble(error: BaseException) -> bool:
-    """Tells whether an error means the database cannot be reached (rather than a refusal or a bug)."""
-    if isinstance(error, OperationalError | InterfaceError | PoolTimeout):
-        return True
-    return isinstance(error, DBAPIError) and error.connection_invalidated
+class PageMovedOn(Exception):
+    """Another worker process moved the page on between the engine's check and the write."""
+
+
+@dataclass(frozen=True)
+class LogSlice:
+    """A stretch of a page's log: entries from version `start`, at most `limit` of them."""
+
+    start: int
+    limit: int
 
 
 def _no_such_page(session: Session, page_id: str) -> ApiError:
@@ -100,8 +132,46 @@ def _stored_version(session: Session, page_id: str) -> int:
     return version
 
 
-def _unavailable() -> ApiError:
-    return ApiError("unavailable", "the database does not answer; try again in a moment")
+def _unavailable(error: BaseException | None = None) -> ApiError:
+    detail = f" ({error})" if isinstance(error, DatabaseUnavailable) else ""
+    return ApiError("unavailable", f"the database does not answer{detail}; try again in a moment")
+
+
+def within_new_page_limits(rules: RuleSet) -> bool:
+    """Tells whether a page's rules are within what a new page may have (`check_new_page`): only pages
+    stored before a limit existed are outside, and their moves may be expensive."""
+    try:
+        check_new_page(rules)
+    except RuleSetError:
+        return False
+    return True
+
+
+def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
+    _, malformed, code, reason, message = outcome
+    return MalformedAction(reason, message) if malformed else IllegalAction(reason, message, code)
+
+
+def changes_nothing(state: State, action: dict[str, Any]) -> bool:
+    """Tells whether an action the engine accepted on `state` would only add a version: a `position`
+    that moves nobody (an empty list, or every soldier to where he already stands). Such actions are
+    refused when they arrive; ones already in a log still replay.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> changes_nothing(page, {"type": "position", "soldiers": []})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 500, "y": 1050}]})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 501, "y": 1050}]})
+    False
+    """
+    if action.get("type") != "position":
+        return False
+    return all(
+        (state.soldier(item["id"]).x, state.soldier(item["id"]).y) == (item["x"], item["y"])
+        for item in action["soldiers"]
+    )
 
 
 def _engine_refusal(error: EngineError) -> ApiError:
@@ -117,7 +187,16 @@ class Master:
         self._database = database
         self._sessions = make_session_factory(database)
         self._readers = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-read")
-        self._writer = BatchWriter(self._sessions)
+        self._engines = ThreadPoolExecutor(settings.engine_threads, thread_name_prefix="dotfight-engine")
+        # Started at the first page that needs it (pages outside the new-page limits are rare).
+        self._isolated: WorkerPool | None = None
+        self._isolated_lock = threading.Lock()
+        self._file = DatabaseFile.of(database, settings.db_min_free_bytes)
+        self._writer = BatchWriter(
+            self._sessions,
+            settings.db_busy_timeout_s,
+            check=self._file.problem if self._file is not None else None,
+        )
         self._pages: LruCache[str, LoadedPage] = LruCache(settings.state_cache_pages)
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(
             settings.state_cache_pages
@@ -133,25 +212,61 @@ class Master:
         self._listeners.append(listener)
 
     def close(self) -> None:
-        """Stops the database threads (finishing submitted work)."""
+        """Stops the engine and database threads (finishing submitted work) and the engine's processes."""
+        if self._isolated is not None:
+            self._isolated.close()
+        self._engines.shutdown(wait=True)
         self._writer.close()
         self._readers.shutdown(wait=True)
+
+    def _isolated_engine(self) -> WorkerPool:
+        with self._isolated_lock:
+            if self._isolated is None:
+                settings = self._settings
+                self._isolated = WorkerPool(
+                    "the engine", settings.engine_processes, settings.engine_timeout_s,
+                    ["dotfight.server.engine_process"],
+                )  # fmt: skip
+            return self._isolated
+
+    def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
+        """Applies one action (raising the engine's refusal): on this thread, or, for a page whose rules
+        are outside the new-page limits, in an engine worker process, so that its cost (seconds, hundreds
+        of MB) can never hold this process's GIL or memory. Called on engine and reader threads only."""
+        if within_new_page_limits(state.rules):
+            return apply(state, side, action)
+        outcome = self._isolated_engine().call(engine_process.apply_by_value, state.to_json(), side, action)
+        if outcome[0] == "refused":
+            raise _refusal_of(outcome)
+        return State.from_json(outcome[1]), outcome[2]
+
+    def _replay(self, rules: RuleSet, seed: int, actions: list[dict[str, Any]]) -> State:
+        """Replays a whole log (in an engine worker process when the rules are outside the limits)."""
+        if within_new_page_limits(rules):
+            replay = Replay(rules, seed, actions)
+            if replay.error is not None or replay.valid != len(actions):
+                raise RuntimeError(f"the log does not replay ({replay.error!r})")
+            return replay.state
+        outcome = self._isolated_engine().call(engine_process.replay_by_value, rules.to_json(), seed, actions)
+        if outcome[0] == "refused":
+            raise RuntimeError(f"the log does not replay ({_refusal_of(outcome)!r})")
+        return State.from_json(outcome[1])
 
     async def _in_db(self, work: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._readers, partial(work, *args))
         except Exception as error:
-            if _database_trouble(error):
-                raise _unavailable() from error
+            if is_database_trouble(error):
+                raise _unavailable(error) from error
             raise
 
     async def _write(self, prepare: Prepare[T]) -> T:
         try:
             return await self._writer.run(prepare)
         except Exception as error:
-            if _database_trouble(error):
-                raise _unavailable() from error
+            if is_database_trouble(error):
+                raise _unavailable(error) from error
             raise
 
     def page_lock(self, page_id: str) -> asyncio.Lock:
@@ -165,9 +280,18 @@ class Master:
     # ----------------------------------------------------------------------------------------------
     # reads
 
-    async def healthy(self) -> bool:
-        """Tells whether the database answers."""
-        return await self._in_db(database_answers, self._database)
+    async def health_problem(self) -> str | None:
+        """Says why the database cannot serve now (it does not answer, or cannot take a write: its file
+        gone, its disk full, its write lock held for the whole busy timeout), or None when it can."""
+        problem = self._file.problem() if self._file is not None else None  # a stat: microseconds
+        if problem is not None:
+            return problem
+        if not await self._in_db(database_answers, self._database):
+            return "the database does not answer"
+        wait_s = min(self._settings.db_busy_timeout_s, HEALTH_WRITE_WAIT_S)
+        if not await self._in_db(database_writable, self._database, wait_s):
+            return "the database cannot be written (another writer holds it)"
+        return None
 
     async def page(self, page_id: str) -> LoadedPage:
         """Returns the page at its latest version; raises not_found."""
@@ -194,54 +318,56 @@ class Master:
             state = State.from_json(row.state_cache)
             # Bounded by the row's version: an action committed since the row was read is left out.
             for entry in repository.actions_after(session, row.id, cached_at, up_to=row.version):
-                state, _ = apply(state, entry.side, entry.action)
+                state, _ = self._advance(state, entry.side, entry.action)
         else:
             logger.info("page %s: rebuilding its state from the whole log", row.id)
             entries = repository.actions_after(session, row.id, 0, up_to=row.version)
-            replay = Replay(
+            state = self._replay(
                 RuleSet.from_json(row.rules),
                 int(row.seed, 16),
                 [{"side": entry.side, "action": entry.action} for entry in entries],
             )
-            if replay.error is not None or replay.valid != len(entries):
-                raise RuntimeError(f"page {row.id}: its log does not replay ({replay.error!r})")
-            state = replay.state
         if state.version != row.version:
             raise RuntimeError(f"page {row.id}: rebuilt at version {state.version}, stored {row.version}")
         page = LoadedPage(meta, state)
         self._pages.put(row.id, page)
         return page
 
-    async def log(self, page_id: str) -> dict[str, Any]:
-        """Returns the page's whole log (the seed only once the page is over)."""
-        return await self._in_db(self._read_log, page_id)
+    async def log(self, page_id: str, part: LogSlice) -> str:
+        """Returns a stretch of the page's log as JSON text (the seed only once the page is over), with
+        `next`: the first version of the following stretch, or null when this one reaches the page's end.
 
-    def _read_log(self, page_id: str) -> dict[str, Any]:
+        The stored action and events texts are passed on unparsed, so a long log costs its readers
+        little more than the database's own read (and holds the GIL as briefly as possible).
+        """
+        return await self._in_db(self._read_log, page_id, part)
+
+    def _read_log(self, page_id: str, part: LogSlice) -> str:
         page = self._read_page(page_id)
         # The log is read after the page: entries newer than the page's version are left out, so the
         # seed is never shown beside a log that does not end the page.
+        end = page.state.version
+        last = min(end, part.start + part.limit - 1)
         with self._sessions() as session:
-            entries = repository.actions_after(session, page_id, 0, up_to=page.state.version)
+            rows = repository.log_texts(session, page_id, part.start, last)
         meta = page.meta
-        return {
-            "id": meta.id,
-            "mode": meta.mode,
-            "preset": meta.preset,
-            "rules": meta.rules,
-            "seed_sha256": meta.seed_sha256,
-            "seed": page.revealed_seed(),
-            "entries": [
-                {
-                    "version": entry.version,
-                    "side": entry.side,
-                    "action": entry.action,
-                    "events": entry.events,
-                    "move_id": entry.move_id,
-                    "at": iso_utc(entry.created_at),
-                }
-                for entry in entries
-            ],
-        }
+        head = json.dumps(
+            {
+                "id": meta.id,
+                "mode": meta.mode,
+                "preset": meta.preset,
+                "rules": meta.rules,
+                "seed_sha256": meta.seed_sha256,
+                "seed": page.revealed_seed(),
+                "next": last + 1 if last < end else None,
+            }
+        )
+        entries = ",".join(
+            f'{{"version":{version},"side":{json.dumps(side)},"action":{action},"events":{events},'
+            f'"move_id":{json.dumps(move_id)},"at":"{iso_utc(created_at)}"}}'
+            for version, side, action, events, move_id, created_at in rows
+        )
+        return f'{head[:-1]},"entries":[{entries}]}}'
 
     async def pages_awaiting_bot(self) -> list[str]:
         """Returns the ids of the open bot pages where it is the bot's move (e.g. left so by a crash)."""
@@ -308,6 +434,12 @@ class Master:
         """Creates a page; `bot_seed` is given for bot pages (the caller checked the bot is there)."""
         try:
             rules = RuleSet.preset(request.preset, **(request.rules or {}))
+            # Stricter than what a stored page may hold: no ratio that makes a rule's work unbounded.
+            check_new_page(rules)
+        except RuleSetError as error:
+            raise ApiError(
+                "bad_request", f"these rules cannot be played: {error}", reason=error.reason
+            ) from error
         except (EngineError, TypeError, ValueError) as error:
             raise ApiError("bad_request", f"these rules cannot be played: {error}") from error
         seed = request.seed_value()
@@ -373,18 +505,28 @@ class Master:
     ) -> Applied:
         """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
 
-        Raises ApiError: not_found, stale_version (with the snapshot), the engine's refusals, or
-        bad_request when a move_id was already used by the other side.
+        Raises ApiError: not_found, stale_version (with the snapshot), the engine's refusals, bad_request
+        when a move_id was already used by the other side or the action would change nothing, or
+        unavailable when the database cannot take the write now.
         """
         lock = self.page_lock(page_id)
         async with lock:
-            prepare = partial(self._prepare_action, page_id, seat, action, version, move_id)
+            # One hand-off there and one back: the engine thread queues the write itself, and the
+            # writer answers this future once the write is committed.
+            outcome: Future[tuple[LoadedPage, Applied]] = Future()
+            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, outcome)
             try:
-                page, applied = await self._write(prepare)
-            except IntegrityError:
+                page, applied = await asyncio.wrap_future(outcome)
+            except (IntegrityError, PageMovedOn):
                 # Another worker process wrote this version (or move_id) between our check and our write.
                 self._pages.drop(page_id)
                 raise self._stale(await self.page(page_id)) from None
+            except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
+                raise ApiError("unavailable", f"this move could not be worked out ({error})") from None
+            except Exception as error:
+                if is_database_trouble(error):
+                    raise _unavailable(error) from error
+                raise
             # After the commit, not in the writer: the events as sent carry the new turn's options.
             applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
             if not applied.duplicate:
@@ -395,65 +537,108 @@ class Master:
                         logger.exception("page %s: listener failed", page_id)
         return applied
 
-    def _prepare_action(
+    def _check_and_apply(
         self,
         page_id: str,
         seat: Seat,
         action: dict[str, Any],
         version: int,
         move_id: str | None,
+        outcome: Future[tuple[LoadedPage, Applied]],
+    ) -> None:
+        """Checks and applies one action on an engine thread, then queues its write (which answers
+        `outcome`); a refusal, a duplicate or a failure answers `outcome` here."""
+        try:
+            page = self._pages.get(page_id)
+            if page is None or page.state.version != version:
+                # Not in memory, or the client is behind (or another worker moved on): ask the database.
+                with self._sessions() as session:
+                    stored = _stored_version(session, page_id)
+                    if page is None or page.state.version != stored:
+                        page = self._rebuild(session, page_id)
+                    duplicate = self._logged_move(session, page_id, seat, move_id)
+                if duplicate is not None:
+                    with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                        outcome.set_result((page, duplicate))
+                    return
+                if page.state.version != version:
+                    raise self._stale(page)
+            side = seat.side or page.state.actor or "blue"
+            refusal: ApiError | None = None
+            try:
+                new_state, events = self._advance(page.state, side, action)
+            except EngineError as error:
+                refusal = _engine_refusal(error)
+            if refusal is None and changes_nothing(page.state, action):
+                refusal = ApiError("bad_request", "this action would change nothing", reason="no_change")
+            if refusal is not None:
+                # A retry of a move already made is answered with its first result, whatever it carries.
+                duplicate = self._answered_before(page_id, seat, move_id)
+                if duplicate is None:
+                    raise refusal
+                with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                    outcome.set_result((page, duplicate))
+                return
+            changes: dict[str, Any] = {
+                "version": new_state.version,
+                "phase": new_state.phase,
+                "side_to_act": new_state.actor,
+                "winner": new_state.winner,
+                "status": status_of(new_state),
+            }
+            if new_state.version % CACHE_EVERY == 0 or new_state.phase == "over":
+                changes["state_cache"] = new_state.to_json()
+                changes["cache_version"] = new_state.version
+        except Exception as error:
+            with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+                outcome.set_exception(error)
+            return
+        # Plain values: the row is built in each transaction that tries the write (a batch can be retried).
+        entry = {
+            "page_id": page_id,
+            "version": new_state.version,
+            "side": side,
+            "action": action,
+            "events": events,
+            "move_id": move_id,
+        }
+        moved_on = LoadedPage(page.meta, new_state)
+        applied = Applied(version=new_state.version, events=events)
+        write = partial(self._write_action, page, seat, entry, changes, (moved_on, applied))
+        self._writer.submit(write, outcome)
+
+    def _write_action(
+        self,
+        page: LoadedPage,
+        seat: Seat,
+        entry: dict[str, Any],
+        changes: dict[str, Any],
+        result: tuple[LoadedPage, Applied],
         session: Session,
     ) -> tuple[tuple[LoadedPage, Applied], AfterCommit]:
-        """Checks and applies one action and writes it (a job of the writer: refusals come before writes)."""
-        page = self._pages.get(page_id)
-        if page is None or page.state.version != version:
-            # Not in memory, or the client is behind (or another worker moved on): ask the database.
-            stored = _stored_version(session, page_id)
-            if page is None or page.state.version != stored:
-                page = self._rebuild(session, page_id)
-        if move_id is not None:
-            duplicate = self._logged_move(session, page_id, seat, move_id)
-            if duplicate is not None:
-                return (page, duplicate), None
-        if page.state.version != version:
-            raise self._stale(page)
-        side = seat.side or page.state.actor or "blue"
-        try:
-            new_state, events = apply(page.state, side, action)
-        except EngineError as error:
-            raise _engine_refusal(error) from None
+        """Writes one applied action (a job of the writer: database work only, refusals before writes)."""
+        page_id = page.meta.id
+        # Asked again inside the write's transaction: the first answer to a move_id is the only one.
+        duplicate = self._logged_move(session, page_id, seat, entry["move_id"])
+        if duplicate is not None:
+            return (page, duplicate), None
         now = utc_now()
-        changes: dict[str, Any] = {
-            "version": new_state.version,
-            "phase": new_state.phase,
-            "side_to_act": new_state.actor,
-            "winner": new_state.winner,
-            "status": status_of(new_state),
-        }
-        if new_state.version % CACHE_EVERY == 0 or new_state.phase == "over":
-            changes["state_cache"] = new_state.to_json()
-            changes["cache_version"] = new_state.version
-        if not repository.append_action(session, page_id, version, changes, now):
-            # Another worker process moved the page on since it was read: nothing was written.
-            self._pages.drop(page_id)
-            raise self._stale(self._rebuild(session, page_id))
-        entry = ActionRow(
-            page_id=page_id,
-            version=new_state.version,
-            side=side,
-            action=action,
-            events=events,
-            move_id=move_id,
-            created_at=now,
-        )
-        repository.add_action(session, entry)
-        moved_on = LoadedPage(page.meta, new_state)
-        return (moved_on, Applied(version=new_state.version, events=events)), partial(
-            self._pages.put, page_id, moved_on
-        )
+        if not repository.append_action(session, page_id, page.state.version, changes, now):
+            raise PageMovedOn(page_id)  # nothing was written
+        repository.add_action(session, ActionRow(**entry, created_at=now))
+        return result, partial(self._pages.put, page_id, result[0])
+
+    def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
+        """Returns the first result of a move_id already in the log (None without a move_id: no read)."""
+        if move_id is None:
+            return None
+        with self._sessions() as session:
+            return self._logged_move(session, page_id, seat, move_id)
 
     @staticmethod
-    def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str) -> Applied | None:
+    def _logged_move(session: Session, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
+        if move_id is None:
+            return None
         entry = repository.action_by_move_id(session, page_id, move_id)
         if entry is None:
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dotfight.server.bot_runner import BotRunner
+from dotfight.server.budgets import ActionBudget
 from dotfight.server.hub import Hub
 from dotfight.server.limits import RateLimiter
 from dotfight.server.master import Master
@@ -14,7 +15,8 @@ from dotfight.server.settings import Settings
 @dataclass
 class Services:
     """Settings, the page authority, the WebSocket hub, the bot seat, the HTTP rate limiter and the
-    limiter of page creation (per client address)."""
+    limiter of page creation (per client address), and the action budget (WebSocket and HTTP actions
+    together)."""
 
     settings: Settings
     master: Master
@@ -22,3 +24,4 @@ class Services:
     bots: BotRunner
     http_limiter: RateLimiter
     creation_limiter: RateLimiter
+    actions: ActionBudget

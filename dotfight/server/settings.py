@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dotfight.store.database import DEFAULT_BUSY_TIMEOUT_S
 from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION
 
 # The repository root: web/ and alembic/ live next to the package in a source checkout (and an editable
@@ -42,8 +43,6 @@ class Settings(BaseSettings):
     http_requests_per_second: float = Field(default=30.0, gt=0)
     http_request_burst: int = Field(default=120, gt=0)
     max_summary_ids: int = Field(default=50, gt=0)
-    # Threads reading the database (every write goes through the one writer thread of writer.py).
-    db_threads: int = Field(default=1, gt=0)
     # Pages whose latest engine state is kept in memory.
     state_cache_pages: int = Field(default=4096, gt=0)
 
@@ -76,3 +75,40 @@ class Settings(BaseSettings):
     page_setup_ttl_days: float = Field(default=30.0, gt=0)
     # Seconds between sweeps for expired pages.
     page_expiry_sweep_seconds: float = Field(default=3600.0, gt=0)
+    # --- Work, budgets and the database (issue 9, harden-a). Every cap is per server process: with
+    # several processes (or uvicorn workers) each has its own, so the whole server allows N times it.
+    # Threads reading the database (snapshots, logs, seats); SQLite in WAL lets readers run side by side.
+    # Every write goes through the one writer thread of writer.py.
+    db_threads: int = Field(default=4, gt=0)
+    # Threads checking and applying actions with the engine (off the writer and the event loop, so one
+    # page's expensive move holds up only its own page).
+    engine_threads: int = Field(default=4, gt=0)
+    # Pages whose rules are outside the limits of new pages (stored before a limit existed; their moves
+    # may be expensive) are played in this many engine worker processes, started when first needed; a
+    # move not back within the timeout is answered `unavailable` (the worker is replaced).
+    engine_processes: int = Field(default=1, gt=0)
+    engine_timeout_s: float = Field(default=120.0, gt=0)
+    # Seconds a write waits for the database's write lock (SQLite's busy timeout; PostgreSQL's
+    # lock_timeout) before the action is answered `unavailable`.
+    db_busy_timeout_s: float = Field(default=DEFAULT_BUSY_TIMEOUT_S, gt=0)
+    # SQLite: writes are refused (`unavailable`, and health says so) while the database's disk has less
+    # free space than this, so a full disk is reported before SQLite fails half-way.
+    db_min_free_bytes: int = Field(default=64 * 1024**2, ge=0)
+    # Dawood-bot thinks in this many worker processes (never in the server's own).
+    bot_processes: int = Field(default=1, gt=0)
+    # Seconds of thinking per decision; then the bot plays the best move it has found.
+    bot_budget_s: float = Field(default=2.0, gt=0)
+    # A decision not back this long after it was asked for is given up (the worker is replaced).
+    bot_timeout_s: float = Field(default=60.0, gt=0)
+    # Longest wait between the bot's retries while the database is unavailable.
+    bot_retry_max_s: float = Field(default=10.0, gt=0)
+    # Actions (WebSocket and HTTP together, refused ones too) per seat of a page and per client address:
+    # a token bucket of this rate and burst each; over it, `rate_limited`. Benchmarks raise the address cap.
+    actions_per_page_per_second: float = Field(default=10.0, gt=0)
+    actions_per_page_burst: int = Field(default=60, gt=0)
+    actions_per_address_per_second: float = Field(default=50.0, gt=0)
+    actions_per_address_burst: int = Field(default=500, gt=0)
+    # GET /api/pages/{id}/log answers this many entries when no `limit` is given, and never more than
+    # the maximum (a larger `limit` is cut to it; `next` says where to go on).
+    log_page_default: int = Field(default=500, gt=0)
+    log_page_max: int = Field(default=2000, gt=0)

@@ -6,10 +6,17 @@ flushed once for many actions and throughput follows the load instead of the dis
 write still commits before anyone hears of it, and a write never waits for another page's lock.
 
 A job is a `prepare(session)` callable that checks what it must, then writes, and returns its result with
-an optional hook to run after the commit (e.g. updating an in-memory cache). A job that refuses (raises
-ApiError) must do so before writing anything; it is answered with its error and the others go on. If
-the commit itself fails (a constraint, e.g. another worker process took a version), the batch is rolled
-back and each job is run again in a transaction of its own.
+an optional hook to run after the commit (e.g. updating an in-memory cache). Jobs only touch the
+database: the engine's work is done before a job is queued (master.py), so one page's expensive move
+never holds up another page's write. A job that refuses (raises ApiError) must do so before writing
+anything; it is answered with its error and the others go on. If the commit fails on a constraint (e.g.
+another worker process took a version), the batch is rolled back and each job is run again in a
+transaction of its own.
+
+A busy or missing database is answered, never waited out: every job has a deadline (the busy timeout
+after it was queued); the transaction waits for the write lock only until the earliest deadline of its
+batch, and when the database is locked, gone or full every job of the batch fails with
+DatabaseUnavailable at once (nothing was written; the caller may try again).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import asyncio
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
@@ -25,37 +33,57 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy.orm import Session, sessionmaker
 
 from dotfight.server.errors import ApiError
+from dotfight.store.database import (
+    DEFAULT_BUSY_TIMEOUT_S,
+    DatabaseUnavailable,
+    begin_write,
+    is_database_trouble,
+)
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 AfterCommit = Callable[[], None] | None
 Prepare = Callable[[Session], tuple[T, AfterCommit]]
+# Says why the database cannot take a write now (its file gone, its disk full), or None.
+WriteCheck = Callable[[], str | None]
 
 # Most jobs committed in one transaction (a bound on how long the first of them waits).
 MAX_BATCH = 64
 
 
 class _Job(Generic[T]):
-    def __init__(self, prepare: Prepare[T]) -> None:
+    def __init__(self, prepare: Prepare[T], future: Future[T], deadline: float) -> None:
         self.prepare = prepare
-        self.future: Future[T] = Future()
+        self.future = future
+        self.deadline = deadline
 
 
 class BatchWriter:
     """Runs write jobs on one thread, committing the jobs that are waiting in one transaction."""
 
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        check: WriteCheck | None = None,
+    ) -> None:
         self._sessions = sessions
+        self._busy_timeout_s = busy_timeout_s
+        self._check = check
         self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="dotfight-writer", daemon=True)
         self._thread.start()
 
     async def run(self, prepare: Prepare[T]) -> T:
         """Runs one job and returns its result once it is committed (or raises its refusal)."""
-        job = _Job(prepare)
-        self._jobs.put(job)
-        return await asyncio.wrap_future(job.future)
+        future: Future[T] = Future()
+        self.submit(prepare, future)
+        return await asyncio.wrap_future(future)
+
+    def submit(self, prepare: Prepare[T], future: Future[T]) -> None:
+        """Queues one job from any thread; `future` gets its result once it is committed."""
+        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s))
 
     def close(self) -> None:
         """Finishes the jobs already submitted, then stops the thread."""
@@ -83,12 +111,29 @@ class BatchWriter:
             if stop:
                 return
 
+    def _ready(self, batch: list[_Job[Any]]) -> list[_Job[Any]]:
+        """Returns the jobs of a batch worth trying: none when the database cannot take a write (its file
+        gone, its disk full); not those that already waited their whole busy timeout in the queue."""
+        problem = self._check() if self._check is not None else None
+        now = time.monotonic()
+        ready = []
+        for job in batch:
+            if problem is None and job.deadline > now:
+                ready.append(job)
+            else:
+                reason = problem or "the database stayed busy for the whole busy timeout"
+                job.future.set_exception(DatabaseUnavailable(reason))
+        return ready
+
     def _write(self, batch: list[_Job[Any]]) -> None:
+        batch = self._ready(batch)
         if not batch:
             return
+        wait_s = min(job.deadline for job in batch) - time.monotonic()
         outcomes: list[tuple[_Job[Any], Any, AfterCommit, ApiError | None]] = []
         try:
             with self._sessions() as session, session.begin():
+                begin_write(session, wait_s)
                 for job in batch:
                     try:
                         result, after_commit = job.prepare(session)
@@ -97,8 +142,10 @@ class BatchWriter:
                         continue
                     outcomes.append((job, result, after_commit, None))
         except Exception as error:
-            if len(batch) == 1:
-                batch[0].future.set_exception(error)
+            if len(batch) == 1 or is_database_trouble(error):
+                # Locked, gone or unreachable: every job would meet the same; none was written.
+                for job in batch:
+                    job.future.set_exception(error)
                 return
             logger.info("a batch of %d writes failed (%r): writing them one by one", len(batch), error)
             for job in batch:

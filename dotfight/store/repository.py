@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Text, cast, select, update
 from sqlalchemy.orm import Session, defer
 
 from dotfight.store.models import ActionRow, PageRow, SeatRow
@@ -52,6 +52,27 @@ def actions_after(session: Session, page_id: str, version: int, up_to: int | Non
     if up_to is not None:
         query = query.where(ActionRow.version <= up_to)
     return list(session.scalars(query.order_by(ActionRow.version)))
+
+
+def log_texts(
+    session: Session, page_id: str, first: int, last: int
+) -> list[tuple[int, str, str, str, str | None, datetime]]:
+    """Returns (version, side, action JSON, events JSON, move_id, created_at) of the logged actions from
+    version `first` to `last`, oldest first, with action and events as the JSON text stored (read as
+    text, never parsed: a log page is passed on as it is)."""
+    query = (
+        select(
+            ActionRow.version,
+            ActionRow.side,
+            cast(ActionRow.action, Text),
+            cast(ActionRow.events, Text),
+            ActionRow.move_id,
+            ActionRow.created_at,
+        )
+        .where(ActionRow.page_id == page_id, ActionRow.version >= first, ActionRow.version <= last)
+        .order_by(ActionRow.version)
+    )
+    return [tuple(row) for row in session.execute(query)]  # type: ignore[misc]
 
 
 def open_bot_pages(session: Session) -> list[tuple[str, dict[str, Any], str | None]]:

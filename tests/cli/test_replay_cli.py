@@ -14,6 +14,11 @@ import pytest
 import dotfight.replay_cli
 from dotfight.cli import main
 from dotfight.engine.rules import legacy_values
+from tests.support.players import nearest_snipe_action
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
+
+# Actions after which the test's player gives up, so that it cannot run forever.
+MAX_ACTIONS = 200
 
 GOLDEN = Path(__file__).resolve().parents[1] / "engine" / "golden" / "quick.json"
 
@@ -124,3 +129,33 @@ def test_a_refused_action_keeps_the_valid_prefix(
 def test_the_module_examples_run() -> None:
     failures, tried = doctest.testmod(dotfight.replay_cli)
     assert tried > 0 and failures == 0
+
+
+def test_a_served_log_is_read_page_by_page_following_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ServerProcess.on_sqlite(
+        tmp_path, extra_env={**RELAXED_ACTION_BUDGET, "DOTFIGHT_LOG_PAGE_DEFAULT": "7"}
+    )
+    server.start()
+    try:
+        created = server.http.post("/api/pages", json={"preset": "quick", "mode": "local"}).json()
+        page_id, token = created["id"], created["seats"]["blue"]
+        page = created["snapshot"]
+        for _ in range(MAX_ACTIONS):  # bounded: the simple player resigns at its cap
+            if page["phase"] == "over":
+                break
+            body = {"action": nearest_snipe_action(page, resign_from_version=60), "version": page["version"]}
+            answer = server.http.post(
+                f"/api/pages/{page_id}/actions", json=body, headers={"Authorization": f"Bearer {token}"}
+            )
+            assert answer.status_code == 200, answer.text
+            page = server.http.get(f"/api/pages/{page_id}").json()
+        address = f"{server.base_url}/api/pages/{page_id}/log"
+        assert server.http.get(address).json()["next"] == 8  # the server answers in pages of 7
+        status = main(["replay", address, "--show", "none"])
+    finally:
+        server.stop()
+    _, err = capsys.readouterr()
+    assert status == 0, err
+    assert f"dotfight replay: {page['version']} actions; the seed matches its SHA-256" in err

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
 
 # Generous for a server with numpy, shapely and uvicorn loaded (about 150 MB resident, far more mapped),
 # small enough that runaway growth dies long before it hurts the machine.
@@ -21,6 +21,7 @@ RELAXED_ENV = {
     "DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000",
     "DOTFIGHT_WS_MESSAGE_BURST": "1000",
     "DOTFIGHT_PAGE_CREATION_BURST": "100000",
+    **RELAXED_ACTION_BUDGET,
 }
 
 StartServer = Callable[..., ServerProcess]

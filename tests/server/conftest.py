@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from dotfight.server.app import create_app
 from dotfight.server.settings import Settings
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
 
 
 @pytest.fixture
@@ -29,6 +29,10 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
             "http_requests_per_second": 10_000.0,
             "http_request_burst": 10_000,
             "page_creation_burst": 10_000,
+            "actions_per_page_per_second": 10_000.0,
+            "actions_per_page_burst": 10_000,
+            "actions_per_address_per_second": 10_000.0,
+            "actions_per_address_burst": 10_000,
         }
         values.update(overrides)
         return Settings(**values)  # type: ignore[arg-type]
@@ -51,6 +55,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
         "DOTFIGHT_WS_MESSAGES_PER_SECOND": "1000",
         "DOTFIGHT_WS_MESSAGE_BURST": "1000",
         "DOTFIGHT_PAGE_CREATION_BURST": "100000",
+        **RELAXED_ACTION_BUDGET,
     }
     server = ServerProcess.on_sqlite(tmp_path_factory.mktemp("live"), extra_env=relaxed)
     server.start()
@@ -61,6 +66,6 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc
 @pytest.fixture
 def fresh_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """A real server process of one's own (e.g. to kill it)."""
-    server = ServerProcess.on_sqlite(tmp_path)
+    server = ServerProcess.on_sqlite(tmp_path, extra_env=RELAXED_ACTION_BUDGET)
     yield server
     server.stop()

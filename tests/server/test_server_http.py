@@ -216,7 +216,7 @@ def test_nan_in_rules_is_refused(client: TestClient) -> None:
 def test_bot_mode_is_refused_clearly_while_dawood_bot_is_missing(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("dotfight.server.app.load_bot_factory", lambda: None)
+    monkeypatch.setattr("dotfight.server.app.load_bot_pool", lambda _settings: None)
     with TestClient(create_app(make_settings())) as client:
         response = client.post("/api/pages", json={"preset": "quick", "mode": "bot"})
     assert response.status_code == 400

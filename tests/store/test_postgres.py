@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,6 @@ from sqlalchemy.pool import NullPool
 
 from dotfight.engine import Replay, RuleSet
 from dotfight.server.app import create_app
-from dotfight.server.bot_runner import load_bot_factory
 from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
@@ -49,6 +49,10 @@ RELAXED_LIMITS = {
     "http_requests_per_second": 100_000.0,
     "http_request_burst": 100_000,
     "page_creation_burst": 100_000,
+    "actions_per_page_per_second": 100_000.0,
+    "actions_per_page_burst": 100_000,
+    "actions_per_address_per_second": 100_000.0,
+    "actions_per_address_burst": 100_000,
 }
 SERVER_START_TIMEOUT_S = 60
 # Generous: Dawood-bot thinks in a worker thread, and the machine is shared.
@@ -210,11 +214,7 @@ def server_process(database_url: str, log_path: Path) -> ServerProcess:
         database_url,
         log_path,
         extra_args=["--log-level", "warning", "--no-access-log"],
-        extra_env={
-            "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": str(RELAXED_LIMITS["http_requests_per_second"]),
-            "DOTFIGHT_HTTP_REQUEST_BURST": str(RELAXED_LIMITS["http_request_burst"]),
-            "DOTFIGHT_PAGE_CREATION_BURST": str(RELAXED_LIMITS["page_creation_burst"]),
-        },
+        extra_env={f"DOTFIGHT_{name.upper()}": str(value) for name, value in RELAXED_LIMITS.items()},
         start_timeout_s=SERVER_START_TIMEOUT_S,
         http_timeout_s=30,
     )
@@ -713,7 +713,7 @@ def play_against_the_bot(page: LinkPage, until_version: int) -> dict[str, Any]:
     return current
 
 
-@pytest.mark.skipif(load_bot_factory() is None, reason="dotfight.bot (Dawood-bot) is not importable")
+@pytest.mark.skipif(find_spec("dotfight.bot") is None, reason="dotfight.bot (Dawood-bot) is not importable")
 def test_a_bot_page_keeps_its_bot_seat_across_a_restart_and_the_bot_plays_on(
     start_app: Callable[[], TestClient],
 ) -> None:

@@ -1,4 +1,4 @@
-"""The health check: 200 only when the server and its database answer."""
+"""The health check: 200 only when the server's database answers and can take a write."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ router = APIRouter(prefix="/api")
 
 @router.get("/health")
 async def health(services: ServicesDep) -> Health:
-    """Answers `{status: "ok", version}` when the database answers, else 503 unavailable."""
-    if not await services.master.healthy():
-        raise ApiError("unavailable", "the database does not answer")
+    """Answers `{status: "ok", version}` when the database answers and is writable, else 503 unavailable
+    saying why (it does not answer; its file is gone or replaced; its disk is full; another writer holds
+    its write lock)."""
+    problem = await services.master.health_problem()
+    if problem is not None:
+        raise ApiError("unavailable", problem)
     return Health(status="ok", version=dotfight.__version__)

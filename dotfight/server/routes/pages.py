@@ -7,7 +7,7 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from dotfight.server.deps import (
     BearerToken,
@@ -16,8 +16,10 @@ from dotfight.server.deps import (
     RateLimited,
     ReaderToken,
     ServicesDep,
+    client_key,
 )
 from dotfight.server.errors import ApiError
+from dotfight.server.master import LogSlice
 from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
 from dotfight.server.settings import Settings
 
@@ -94,18 +96,29 @@ async def page_snapshot(page_id: PageId, services: ServicesDep, token: ReaderTok
 
 
 @router.get("/pages/{page_id}/log")
-async def page_log(page_id: PageId, services: ServicesDep) -> JSONResponse:
-    """Answers every action of the page with its events, in order (the seed once the page is over)."""
-    return JSONResponse(await services.master.log(page_id))
+async def page_log(
+    page_id: PageId,
+    services: ServicesDep,
+    start: Annotated[int, Query(alias="from", ge=1)] = 1,
+    limit: Annotated[int | None, Query(ge=1)] = None,
+) -> Response:
+    """Answers the page's actions with their events, in order, from version `from` (default 1), at most
+    `limit` of them (default and maximum: settings), and `next`: the `from` of the following stretch,
+    or null at the page's end (the seed once the page is over)."""
+    settings = services.settings
+    size = min(limit or settings.log_page_default, settings.log_page_max)
+    text = await services.master.log(page_id, LogSlice(start, size))
+    return Response(text, media_type="application/json")
 
 
 @router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
 async def page_action(
-    page_id: PageId, body: ActionIn, services: ServicesDep, token: BearerToken
+    page_id: PageId, body: ActionIn, request: Request, services: ServicesDep, token: BearerToken
 ) -> ActionResult:
     """Applies one action for the seat of the bearer token at the version the client saw."""
     if token is None:
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
     seat = await services.master.seat(page_id, token)
+    services.actions.spend(page_id, seat.label, client_key(request))
     applied = await services.master.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)

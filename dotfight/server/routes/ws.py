@@ -210,6 +210,8 @@ class PageSocket:
             connection.send_json(error_message(error, message.move_id))
             return
         try:
+            address = client_key(self._connection.websocket)
+            self._services.actions.spend(self._page_id, self._seat.label, address)
             applied = await self._services.master.act(
                 self._page_id, self._seat, message.action, message.version, message.move_id
             )
