@@ -54,6 +54,8 @@ def push_client(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[TestClient]:
     monkeypatch.setenv("DOTFIGHT_PUSH_INSECURE_ENDPOINTS", "1")  # the stand-in is plain http on loopback
+    # A held push must outlast the moves made while it hangs, however busy the machine running the test.
+    monkeypatch.setenv("DOTFIGHT_PUSH_TIMEOUT", "120")
     with TestClient(create_app(make_settings())) as client:
         yield client
 
@@ -188,7 +190,7 @@ def test_pushes_leave_the_moves_path_a_stuck_push_service_delays_no_move(
     assert push_service.received == []
     push_service.hold.set()
     drain(client)
-    assert len(push_service.wait_for(3)) >= 3
+    assert len(push_service.wait_for(3, timeout=60)) >= 3
 
 
 def test_an_expired_subscription_is_removed_when_the_push_service_says_gone(
