@@ -16,6 +16,7 @@ docs/RULES-NOTES.md for the choices the rule book leaves open.
 """
 
 from .errors import EngineError, IllegalAction, MalformedAction, RuleSetError
+from .limits import check_new_page
 from .lunge import resolve_lunge
 from .reducer import apply
 from .replay import Replay
@@ -42,6 +43,7 @@ __all__ = [
     "State",
     "Turn",
     "apply",
+    "check_new_page",
     "new_page",
     "other_side",
     "resolve_lunge",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .flick import power, reach, steadiness, wild_spread
+from .flick import link_shake, man_shake, power, reach, steadiness, wall_shake, wild_spread
 from .geometry import START_EPS, circles_near_line, edge_distance, quadratic_roots
 from .rng import normal
 from .state import Chain, Cross, Event, Ink, Soldier, State, Turn, evolve_soldiers, other_side
@@ -57,7 +57,7 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
     dx, dy = vector
     t = power(rules, dx, dy)
     length = reach(rules, t)
-    sigma = (wild_spread(rules, t) + rules.lunge_link_shake * link) * steady
+    sigma = (wild_spread(rules, t) + link_shake(rules, link)) * steady
     angle = math.atan2(dy, dx) + sigma * normal(seed, draw)
     draw += 1
 
@@ -73,8 +73,7 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
         garrison[home[index]] -= 1  # the lunger holds no wall while he runs
     free_wall = home[index]  # leaving the base he started in costs nothing, the first time
     width, height = rules.page_width, rules.page_height
-    shake_empty, shake_span = rules.shake_empty, rules.shake_full - rules.shake_empty
-    shake_man = rules.shake_man
+    shake_man = man_shake(rules)
     enemy_wiped = False
     over = state.phase == "over"
 
@@ -130,7 +129,7 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
         if kind == _WALL:
             base = bases[i]
             fullness = min(1.0, garrison[i] / base.capacity)
-            spread = 0.0 if i == free_wall else (shake_empty + shake_span * fullness) * steady
+            spread = 0.0 if i == free_wall else wall_shake(rules, fullness) * steady
             if i == free_wall:
                 free_wall = -1
             turn_by = spread * z if spread else 0.0  # no "-0.0" on the wire

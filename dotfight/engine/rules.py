@@ -9,6 +9,7 @@ from typing import Any, overload
 
 from .errors import RuleSetError, quoted
 from .jotting import min_spacing_radius
+from .rng import CLIP
 
 PRESET_NAMES = ("classic", "quick", "dawood", "custom")
 
@@ -24,6 +25,10 @@ MAX_SOLDIERS_PER_BASE = 20
 MAX_PAGE_SIDE = 100_000.0
 # More flicks than this in a last stand is not a steadier hand but another game.
 MAX_LAST_STAND_FLICKS = 10
+# A shake draw is a standard normal clipped at ±3 (rng.CLIP): the book's degrees are at least one spread
+# and at most the largest deflection a draw can give.
+MIN_SHAKE_SIGMAS = 1.0
+MAX_SHAKE_SIGMAS = CLIP
 
 
 class _PresetAccess:
@@ -101,6 +106,9 @@ class RuleSet:
     reach_min_frac: float = 0.2
     reach_curve: float = 2.0
     wildness: float = 0.10
+    # §4 calibration (docs/RULES-NOTES.md): the launch spread at the softest power, and its curve
+    wildness_soft: float = 0.0
+    wildness_curve: float = 2.0
     # §5 snipe
     wall_loss_empty: float = 0.03
     wall_loss_full: float = 0.85
@@ -110,6 +118,8 @@ class RuleSet:
     shake_full: float = 0.995
     shake_man: float = 0.04
     lunge_link_shake: float = 0.05
+    # §6 calibration: how many standard deviations the book's degrees of wall and man shake are
+    shake_sigmas: float = 1.0
     # §7 send
     send_max: int = 5
     # §9 last stand
@@ -190,11 +200,15 @@ class RuleSet:
 
     @classmethod
     def from_json(cls, data: object) -> RuleSet:
-        """Builds a RuleSet from `to_json()` output; missing fields come from the named preset.
+        """Builds a RuleSet from `to_json()` output (stored rules); missing fields come from the named
+        preset, except the calibration fields, which take their legacy values (`legacy_values`) so that
+        rules stored before those fields existed replay exactly as they were played.
 
-        >>> rules = RuleSet.from_json({"preset": "dawood", "send_max": 2})
+        >>> rules = RuleSet.from_json({"preset": "dawood", "send_max": 2, "reach_curve": 3})
         >>> rules.bases_per_side, rules.send_max
         (5, 2)
+        >>> rules.wildness_soft, rules.wildness_curve, rules.shake_sigmas  # as before they existed
+        (0.0, 3.0, 1.0)
         >>> RuleSet.from_json({"preset": "quick", "wildness": -1})
         Traceback (most recent call last):
         ...
@@ -205,7 +219,20 @@ class RuleSet:
         preset = data.get("preset", "classic")
         if not isinstance(preset, str) or preset not in PRESETS:
             raise RuleSetError("preset", preset, f"unknown preset; expected one of {', '.join(PRESET_NAMES)}")
-        return PRESETS[preset].replace(**{str(k): v for k, v in data.items()})
+        given = {str(k): v for k, v in data.items()}
+        return PRESETS[preset].replace(
+            **{**legacy_values(given.get("reach_curve", PRESETS[preset].reach_curve)), **given}
+        )
+
+
+def legacy_values(reach_curve: object) -> dict[str, object]:
+    """Returns the calibration fields' values from before they existed: no spread at the softest power,
+    a wildness growing with the reach's own curve, and the book's degrees read as one spread.
+
+    >>> legacy_values(2.0)
+    {'wildness_soft': 0.0, 'wildness_curve': 2.0, 'shake_sigmas': 1.0}
+    """
+    return {"wildness_soft": 0.0, "wildness_curve": reach_curve, "shake_sigmas": 1.0}
 
 
 def _json_name(field_name: str) -> str:
@@ -256,6 +283,7 @@ def _check(rules: RuleSet) -> None:
         "outside_margin",
         "base_gap",
         "wildness",
+        "wildness_soft",
         "shake_empty",
         "shake_full",
         "shake_man",
@@ -263,7 +291,7 @@ def _check(rules: RuleSet) -> None:
         "last_stand_steady",
     ):
         _require(getattr(r, name) >= 0, name, getattr(r, name), "must not be negative")
-    for name in ("wildness", "shake_empty", "shake_full", "shake_man", "lunge_link_shake"):
+    for name in ("wildness", "wildness_soft", "shake_empty", "shake_full", "shake_man", "lunge_link_shake"):
         _require(
             getattr(r, name) <= math.pi, name, getattr(r, name), "a spread above π radians means nothing"
         )
@@ -271,6 +299,20 @@ def _check(rules: RuleSet) -> None:
         _require(0 <= getattr(r, name) <= 1, name, getattr(r, name), "a loss must lie between 0 and 1")
     _require(0 < r.reach_min_frac <= 1, "reach_min_frac", r.reach_min_frac, "must lie in (0, 1]")
     _require(r.reach_curve > 0, "reach_curve", r.reach_curve, "must be greater than 0")
+    _require(r.wildness_curve > 0, "wildness_curve", r.wildness_curve, "must be greater than 0")
+    _require(
+        r.wildness_soft <= r.wildness,
+        "wildness_soft",
+        r.wildness_soft,
+        f"the softest flick is not wilder than the hardest (wildness={quoted(r.wildness)})",
+    )
+    _require(
+        MIN_SHAKE_SIGMAS <= r.shake_sigmas <= MAX_SHAKE_SIGMAS,
+        "shake_sigmas",
+        r.shake_sigmas,
+        f"must lie between {MIN_SHAKE_SIGMAS:g} (the degrees are one spread) and {MAX_SHAKE_SIGMAS:g} "
+        "(the degrees are the largest deflection a draw can give)",
+    )
     _require(
         1 <= r.bases_per_side <= MAX_BASES_PER_SIDE,
         "bases_per_side",

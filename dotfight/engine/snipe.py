@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .flick import power, reach, steadiness, wild_spread
+from .flick import power, reach, steadiness, wall_loss, wild_spread
 from .geometry import START_EPS, circles_near_line, edge_distance, quadratic_roots
 from .rng import normal
 from .state import Cross, Event, Ink, Soldier, State, Turn, evolve, evolve_soldiers, other_side
@@ -91,8 +91,6 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     over = state.phase == "over"
     remaining = length
     travelled = 0.0
-    wall_loss_empty = rules.wall_loss_empty
-    wall_loss_span = rules.wall_loss_full - rules.wall_loss_empty
     keep_after_man = 1.0 - rules.man_loss
     updates: dict[int, Soldier] = {}
     along: list[Event] = []
@@ -107,7 +105,7 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
         if kind == _WALL:
             base = bases[i]
             fullness = min(1.0, garrison[i] / base.capacity)
-            loss = 0.0 if i == at_back else wall_loss_empty + wall_loss_span * fullness
+            loss = 0.0 if i == at_back else wall_loss(rules, fullness)
             remaining *= 1.0 - loss
             along.append({"type": "wall", "base": base.id, "at": at, "fullness": fullness, "loss": loss})
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .errors import GAME_OVER, IllegalAction
+from .flick import in_last_stand
 from .guards import require_actor, require_phase
 from .send import arrive
 from .state import Event, Side, State, Turn, evolve, other_side
@@ -18,7 +19,7 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
         events.append(phase_over_event())
         return state, events
     rules = state.rules
-    last_stand = len(state.living(side)) <= rules.last_stand_at
+    last_stand = in_last_stand(rules, len(state.living(side)))
     flicks = rules.last_stand_flicks if last_stand else 1
     number = 1 if state.turn is None else state.turn.number + 1
     state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))

@@ -77,11 +77,15 @@ def varied_rule_sets(draw: st.DrawFn, max_bases: int = 2, max_soldiers: int = 6)
     unit = st.floats(min_value=0.0, max_value=1.0)
     spread = st.floats(min_value=0.0, max_value=math.pi / 2)
     empty_loss, full_loss = sorted((draw(unit), draw(unit)))
+    wildness = draw(st.floats(min_value=0.0, max_value=1.0))
     overrides = {
         "pull_max": draw(st.floats(min_value=50.0, max_value=500.0)),
         "reach_min_frac": draw(st.floats(min_value=0.05, max_value=1.0)),
         "reach_curve": draw(st.floats(min_value=0.5, max_value=3.0)),
-        "wildness": draw(st.floats(min_value=0.0, max_value=1.0)),
+        "wildness": wildness,
+        "wildness_soft": draw(st.floats(min_value=0.0, max_value=wildness)),
+        "wildness_curve": draw(st.floats(min_value=0.5, max_value=3.0)),
+        "shake_sigmas": draw(st.floats(min_value=1.0, max_value=3.0)),
         "wall_loss_empty": empty_loss,
         "wall_loss_full": full_loss,
         "man_loss": draw(unit),

@@ -562,7 +562,9 @@ def check_launch(rec: FlickRecord, rules: RuleSet, link: int) -> None:
     dx, dy = rec.action["vector"]
     power = min(1.0, math.hypot(dx, dy) / rules.pull_max)
     assert rec.ink["power"] == pytest.approx(power, rel=1e-12)
-    sigma = (rules.wildness * power**rules.reach_curve + rules.lunge_link_shake * link) * rec.steady
+    soft = rules.wildness_soft
+    wild = soft + (rules.wildness - soft) * power**rules.wildness_curve
+    sigma = (wild + rules.lunge_link_shake * link) * rec.steady
     first = heading(rec.ink["points"][0], rec.ink["points"][1])
     if first is not None:
         assert abs(wrap(first - math.atan2(dy, dx))) <= 3 * sigma + 1e-9
@@ -655,7 +657,8 @@ def check_lunge_rules(rec: FlickRecord, rules: RuleSet) -> None:
                 left_home = True
                 assert event["shake"] == 0, "leaving the base he started in does not shake him"
             else:
-                spread = rules.shake_empty + (rules.shake_full - rules.shake_empty) * event["fullness"]
+                degrees = rules.shake_empty + (rules.shake_full - rules.shake_empty) * event["fullness"]
+                spread = degrees / rules.shake_sigmas
                 assert abs(event["shake"]) <= 3 * spread * rec.steady + 1e-12
             if bend is not None:
                 assert bend == pytest.approx(wrap(event["shake"]), abs=1e-7), (
@@ -664,7 +667,7 @@ def check_lunge_rules(rec: FlickRecord, rules: RuleSet) -> None:
         else:
             gone.add(event["soldier"])
             if bend is not None:
-                assert abs(bend) <= 3 * rules.shake_man * rec.steady + 1e-7
+                assert abs(bend) <= 3 * rules.shake_man / rules.shake_sigmas * rec.steady + 1e-7
     check_run_misses_nothing(rec, rules, points)
     check_landing(rec, rules, link, chain)
 
