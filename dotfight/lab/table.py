@@ -7,8 +7,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from dotfight.lab.report import FIGURES
-
 FIGURE_NAMES = {
     "risk_ratio": "risk ratio: inside / outside a base",
     "walls_length_ratio": "page length: walls / free walls",
@@ -111,22 +109,43 @@ def report_table(report: dict[str, Any]) -> Table:
     return table
 
 
+SHORT_NAMES = {
+    "risk_ratio": "risk ratio",
+    "walls_length_ratio": "walls / free",
+    "longest_turn": "longest turn",
+    "lunge_share": "lunge share",
+    "turns": "turns",
+    "first_side_win_rate": "blue wins",
+    "win_rate_a": "a wins",
+}
+
+
 def sweep_table(summary: dict[str, Any]) -> Table:
-    """One row per finished point of a sweep, one column per figure (95 % intervals in brackets)."""
+    """One row per finished point of a sweep, one column per figure: the value over its 95 % interval."""
     sweep = summary["sweep"]
     names = [p["name"] for p in sweep["params"]]
     table = Table(title=f"Dotfight lab sweep — {sweep['preset']}, {sweep['games']} pages a point")
     for name in names:
-        table.add_column(name, justify="right")
-    shown = [f for f in FIGURES if f != "rounds"]
+        table.add_column(name, justify="right", overflow="fold")
+    duel = (
+        sweep["bots"]["blue"] != sweep["bots"]["red"] or sweep["policies"]["blue"] != sweep["policies"]["red"]
+    )
+    shown = [f for f in SHORT_NAMES if f != ("first_side_win_rate" if duel else "win_rate_a")]
     for name in shown:
-        table.add_column(FIGURE_NAMES[name].split(":")[0].replace(" (mean)", ""), justify="right")
+        table.add_column(SHORT_NAMES[name], justify="right")
+    digits = {"turns": 1, "longest_turn": 2}
     for point in summary["points"]:
-        digits = {"turns": 1, "longest_turn": 2}
-        table.add_row(
-            *(f"{point['params'][n]:g}" for n in names),
-            *(fmt_figure(point["figures"][f], digits.get(f, 3)) for f in shown),
-        )
+        cells = []
+        for f in shown:
+            figure = point["figures"][f]
+            d = digits.get(f, 2)
+            if figure is None or figure["value"] is None:
+                cells.append("—")
+            elif figure["low"] is None:
+                cells.append(f"{figure['value']:.{d}f}")
+            else:
+                cells.append(f"{figure['value']:.{d}f}\n[{figure['low']:.{d}f}, {figure['high']:.{d}f}]")
+        table.add_row(*(f"{point['params'][n]:g}" for n in names), *cells)
     return table
 
 
