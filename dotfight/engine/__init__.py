@@ -1,7 +1,9 @@
 """The Dotfight rules engine: pure, deterministic, no I/O, no clock.
 
 `new_page(rules, seed)` starts a page; `apply(state, side, action)` returns the next state and the
-PROTOCOL.md events; `Replay` rebuilds a page from its log. See docs/ARCHITECTURE.md for the contract and
+PROTOCOL.md events; `Replay` rebuilds a page from its log. `refusal`, `placement_problem`, `flickable`,
+`send_options` and `turn_options` (engine/query.py) answer rule questions without playing, and
+engine/flick.py holds every formula. See docs/ARCHITECTURE.md for the contract and
 docs/RULES-NOTES.md for the choices the rule book leaves open.
 
 >>> from dotfight.engine import RuleSet, apply, new_page
@@ -18,6 +20,7 @@ docs/RULES-NOTES.md for the choices the rule book leaves open.
 from .errors import EngineError, IllegalAction, MalformedAction, RuleSetError
 from .limits import check_new_page
 from .lunge import resolve_lunge
+from .query import can_stand, flickable, placement_problem, refusal, send_options, turn_options
 from .reducer import apply
 from .replay import Replay
 from .rules import PRESETS, RuleSet
@@ -43,9 +46,15 @@ __all__ = [
     "State",
     "Turn",
     "apply",
+    "can_stand",
     "check_new_page",
+    "flickable",
     "new_page",
     "other_side",
+    "placement_problem",
+    "refusal",
     "resolve_lunge",
     "resolve_snipe",
+    "send_options",
+    "turn_options",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import GAME_OVER, NOT_YOUR_TURN, IllegalAction
-from .state import Phase, Side, State
+from .state import Phase, Side, Soldier, State
 
 
 def require_phase(state: State, phase: Phase, action: str) -> None:
@@ -22,3 +22,16 @@ def require_actor(state: State, side: Side, action: str) -> None:
         raise IllegalAction(
             "not_your_turn", f"{action}: it is {state.actor}'s move, not {side}'s", NOT_YOUR_TURN
         )
+
+
+def require_standing(state: State, side: Side, soldier_id: str, action: str, on_road: str) -> Soldier:
+    """Refuses an action by a soldier who is not the side's, is crossed out, or walks on the road
+    (`on_road` says why that matters for this action); returns the soldier."""
+    soldier = state.soldier(soldier_id)
+    if soldier.side != side:
+        raise IllegalAction("not_your_soldier", f"{action}: {soldier_id} is {soldier.side}'s soldier")
+    if not soldier.alive:
+        raise IllegalAction("soldier_dead", f"{action}: {soldier_id} is crossed out")
+    if soldier.on_road:
+        raise IllegalAction("on_road", f"{action}: {soldier_id} {on_road}")
+    return soldier

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .actions import (
+    Action,
     DrawBase,
     Flick,
     Position,
@@ -18,13 +19,22 @@ from .actions import (
     parse_side,
 )
 from .errors import IllegalAction
-from .guards import require_actor, require_phase
+from .guards import require_actor, require_phase, require_standing
 from .lunge import resolve_lunge
-from .send import send
-from .setup import draw_base, position, quick_setup, ready
+from .send import check_send, send
+from .setup import (
+    check_draw_base,
+    check_position,
+    check_quick_setup,
+    check_ready,
+    draw_base,
+    position,
+    quick_setup,
+    ready,
+)
 from .snipe import resolve_snipe
 from .state import Event, Side, State, Turn, evolve
-from .turns import finish_flick, resign, stop
+from .turns import check_resign, check_stop, finish_flick, resign, stop
 
 
 def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
@@ -68,6 +78,7 @@ def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
     """
     actor = parse_side(side)
     parsed = parse_action(state, action)
+    # Every handler starts with its action's check (`check_action` asks the same ones, and only them).
     if isinstance(parsed, Resign):
         new_state, events = resign(state, actor)
     elif isinstance(parsed, Flick):
@@ -88,6 +99,35 @@ def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
     return evolve(new_state, version=state.version + 1), events
 
 
+def check_action(state: State, side: Side, action: Action) -> None:
+    """Raises the IllegalAction `apply` would raise for this parsed action, without resolving it or
+    drawing from the page's generator; returns None when `apply` would accept it.
+
+    >>> from dotfight.engine import RuleSet, new_page
+    >>> from dotfight.engine.actions import Stop
+    >>> check_action(new_page(RuleSet.preset("quick"), seed=7), "blue", Stop())
+    Traceback (most recent call last):
+    ...
+    dotfight.engine.errors.IllegalAction: stop belongs to the play phase; the page is in bases
+    """
+    if isinstance(action, Resign):
+        check_resign(state, side)
+    elif isinstance(action, Flick):
+        check_flick(state, side, action)
+    elif isinstance(action, Send):
+        check_send(state, side, action)
+    elif isinstance(action, Stop):
+        check_stop(state, side)
+    elif isinstance(action, DrawBase):
+        check_draw_base(state, side, action)
+    elif isinstance(action, QuickSetup):
+        check_quick_setup(state, side)
+    elif isinstance(action, Position):
+        check_position(state, side, action)
+    else:
+        check_ready(state, side)
+
+
 def flick(state: State, side: Side, action: Flick) -> tuple[State, list[Event]]:
     """Checks a flick, counts it against the turn, resolves it, and passes the turn when it is spent.
 
@@ -103,34 +143,47 @@ def flick(state: State, side: Side, action: Flick) -> tuple[State, list[Event]]:
     >>> after.turn.flicks_left  # the flick was spent, then two with one bullet gave it back
     1
     """
-    require_phase(state, "play", "flick")
-    require_actor(state, side, "flick")
+    check_flick(state, side, action)
     turn = state.turn
     assert turn is not None
-    soldier = state.soldier(action.soldier)
-    if soldier.side != side:
-        raise IllegalAction("not_your_soldier", f"flick: {soldier.id} is {soldier.side}'s soldier")
-    if not soldier.alive:
-        raise IllegalAction("soldier_dead", f"flick: {soldier.id} is crossed out")
-    if soldier.on_road:
-        raise IllegalAction("on_road", f"flick: {soldier.id} is on the road and cannot be flicked")
-    length = math.hypot(*action.vector)
-    if length < 1.0:
-        raise IllegalAction("vector_too_short", f"flick: the pull {length:g} is shorter than 1 unit")
-    chain = turn.chain
-    if chain is not None:
-        if soldier.id != chain.soldier or action.kind != "lunge":
-            raise IllegalAction(
-                "chain_pending",
-                f"flick: {chain.soldier} owes his lunge-again; lunge with him or stop the chain",
-            )
-    else:
+    if turn.chain is None:
         # A normal flick is counted before it resolves; a chain lunge spends a chain credit instead.
         state = evolve(
             state,
             turn=Turn(turn.side, turn.number, turn.flicks_left - 1, None, turn.sent, turn.last_stand, True),
         )
     resolve = resolve_snipe if action.kind == "snipe" else resolve_lunge
-    state, events = resolve(state, soldier.id, action.vector)
+    state, events = resolve(state, action.soldier, action.vector)
     state, more = finish_flick(state)
     return state, events + more
+
+
+def check_flick(state: State, side: Side, action: Flick) -> None:
+    """Refuses a `flick` the rules forbid now (the checks `flick` makes before it resolves)."""
+    _check_soldier(state, side, action.soldier)
+    length = math.hypot(*action.vector)
+    if length < 1.0:
+        raise IllegalAction("vector_too_short", f"flick: the pull {length:g} is shorter than 1 unit")
+    _check_chain(state, action.soldier, action.kind)
+
+
+def check_flicker(state: State, side: Side, soldier_id: str, kind: str) -> None:
+    """Refuses a flick of this kind by this soldier now, whatever its pull: out of play or turn, not the
+    side's soldier, crossed out, on the road, or not the lunge a pending chain owes."""
+    _check_soldier(state, side, soldier_id)
+    _check_chain(state, soldier_id, kind)
+
+
+def _check_soldier(state: State, side: Side, soldier_id: str) -> None:
+    require_phase(state, "play", "flick")
+    require_actor(state, side, "flick")
+    require_standing(state, side, soldier_id, "flick", "is on the road and cannot be flicked")
+
+
+def _check_chain(state: State, soldier_id: str, kind: str) -> None:
+    chain = state.turn.chain if state.turn is not None else None
+    if chain is not None and (soldier_id != chain.soldier or kind != "lunge"):
+        raise IllegalAction(
+            "chain_pending",
+            f"flick: {chain.soldier} owes his lunge-again; lunge with him or stop the chain",
+        )

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from .actions import Send
 from .errors import IllegalAction
-from .guards import require_actor, require_phase
+from .guards import require_actor, require_phase, require_standing
 from .jotting import jot
 from .state import (
     Base,
@@ -27,6 +27,29 @@ from .winning import end_page, game_over_event
 
 def send(state: State, side: Side, action: Send) -> tuple[State, list[Event]]:
     """Puts 1 to `send_max` soldiers from one own base on the road to another; once a turn."""
+    check_send(state, side, action)
+    turn = state.turn
+    assert turn is not None
+    source, to = state.base(action.source), state.base(action.to)
+    places = road_places(source, to, len(action.soldiers), state.rules.dot_radius)
+    updates: dict[int, Soldier] = {}
+    walked: list[dict[str, object]] = []
+    for soldier_id, (x, y) in zip(action.soldiers, places, strict=True):
+        index = state.soldier_index[soldier_id]
+        old = state.soldiers[index]
+        updates[index] = Soldier(old.id, old.side, x, y, True, True, None)
+        walked.append({"id": soldier_id, "x": x, "y": y})
+    state = evolve_soldiers(
+        state,
+        updates,
+        convoys=(*state.convoys, Convoy(side, source.id, to.id, action.soldiers)),
+        turn=replace(turn, sent=True),
+    )
+    return state, [{"type": "send", "side": side, "from": source.id, "to": to.id, "soldiers": walked}]
+
+
+def check_send(state: State, side: Side, action: Send) -> None:
+    """Refuses a `send` the rules forbid now (the checks `send` makes before anyone walks)."""
     require_phase(state, "play", "send")
     require_actor(state, side, "send")
     turn = state.turn
@@ -44,13 +67,7 @@ def send(state: State, side: Side, action: Send) -> tuple[State, list[Event]]:
     if source.id == to.id:
         raise IllegalAction("same_base", f"send: from and to are both {source.id}")
     for soldier_id in action.soldiers:
-        soldier = state.soldier(soldier_id)
-        if soldier.side != side:
-            raise IllegalAction("not_your_soldier", f"send: {soldier_id} is {soldier.side}'s soldier")
-        if not soldier.alive:
-            raise IllegalAction("soldier_dead", f"send: {soldier_id} is crossed out")
-        if soldier.on_road:
-            raise IllegalAction("on_road", f"send: {soldier_id} is already on the road")
+        soldier = require_standing(state, side, soldier_id, "send", "is already on the road")
         if not source.contains(soldier.x, soldier.y):
             raise IllegalAction(
                 "not_in_base",
@@ -70,22 +87,6 @@ def send(state: State, side: Side, action: Send) -> tuple[State, list[Event]]:
             raise IllegalAction(
                 "no_soldier_left", "send: nobody would be left to make the flick this turn owes"
             )
-
-    places = road_places(source, to, count, rules.dot_radius)
-    updates: dict[int, Soldier] = {}
-    walked: list[dict[str, object]] = []
-    for soldier_id, (x, y) in zip(action.soldiers, places, strict=True):
-        index = state.soldier_index[soldier_id]
-        old = state.soldiers[index]
-        updates[index] = Soldier(old.id, old.side, x, y, True, True, None)
-        walked.append({"id": soldier_id, "x": x, "y": y})
-    state = evolve_soldiers(
-        state,
-        updates,
-        convoys=(*state.convoys, Convoy(side, source.id, to.id, action.soldiers)),
-        turn=replace(turn, sent=True),
-    )
-    return state, [{"type": "send", "side": side, "from": source.id, "to": to.id, "soldiers": walked}]
 
 
 def road_places(source: Base, to: Base, count: int, dot_radius: float) -> list[tuple[float, float]]:

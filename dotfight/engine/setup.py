@@ -15,21 +15,28 @@ from .rules import RuleSet
 from .state import Base, Event, Side, Soldier, State, evolve, replace_soldiers, side_index
 from .turns import start_turn
 
+# Up to this many (moved, living) pairs, overlaps are found by a plain scan rather than a tree.
+_SCAN_PAIRS = 400
+
 
 def draw_base(state: State, side: Side, action: DrawBase) -> tuple[State, list[Event]]:
     """Draws one base for the side whose turn it is to draw, jots it full, and opens positioning after
     the last base."""
-    require_phase(state, "bases", "draw_base")
-    require_actor(state, side, "draw_base")
-    check_placement(state, side, action.x, action.y, action.r)
+    check_draw_base(state, side, action)
     state, events = _add_base(state, side, action.x, action.y, action.r)
     return _maybe_open_positioning(state, events)
 
 
-def check_placement(state: State, side: Side, x: float, y: float, r: float) -> None:
+def check_draw_base(state: State, side: Side, action: DrawBase) -> None:
+    """Refuses a `draw_base` the rules forbid now (the checks `draw_base` makes before drawing)."""
+    require_phase(state, "bases", "draw_base")
+    require_actor(state, side, "draw_base")
+    check_placement(state.rules, state.bases, side, action.x, action.y, action.r)
+
+
+def check_placement(rules: RuleSet, bases: Sequence[Base], side: Side, x: float, y: float, r: float) -> None:
     """Refuses a base that is off the page, outside its owner's half, of a radius outside the limits,
-    or closer than `base_gap` to another wall."""
-    rules = state.rules
+    or closer than `base_gap` to the wall of one of `bases`."""
     if not rules.base_radius_min <= r <= rules.base_radius_max:
         raise IllegalAction(
             "radius_out_of_limits",
@@ -52,7 +59,7 @@ def check_placement(state: State, side: Side, x: float, y: float, r: float) -> N
             f"draw_base: {side}'s bases lie wholly in {where}; a base at ({x:g}, {y:g}) of radius {r:g} "
             f"spans y {y - r:g}–{y + r:g}",
         )
-    for base in state.bases:
+    for base in bases:
         gap = shape.gap_to(base.shape)
         if gap < rules.base_gap:
             raise IllegalAction(
@@ -113,12 +120,22 @@ def quick_layout(rules: RuleSet) -> list[tuple[float, float, float]]:
 def quick_setup(state: State, side: Side) -> tuple[State, list[Event]]:
     """Draws a fair mirrored set of bases for both sides (alternating, blue first), jotted, and opens
     positioning. Only before any base is drawn, by the side to draw."""
+    events: list[Event] = []
+    for owner, x, y, r in check_quick_setup(state, side):
+        state, drawn = _add_base(state, owner, x, y, r)
+        events.extend(drawn)
+    return _maybe_open_positioning(state, events)
+
+
+def check_quick_setup(state: State, side: Side) -> list[tuple[Side, float, float, float]]:
+    """Refuses a `quick_setup` the rules forbid now; else returns the bases it draws, in order, as
+    (owner, x, y, r), each checked by the ordinary placement rules against those before it."""
     require_phase(state, "bases", "quick_setup")
     require_actor(state, side, "quick_setup")
     if state.bases:
         raise IllegalAction("bases_already_drawn", "quick_setup: only before any base is drawn")
     rules = state.rules
-    events: list[Event] = []
+    drawn: list[Base] = []
     for x, y, r in quick_layout(rules):
         mirrored: tuple[tuple[Side, float, float], ...] = (
             ("blue", x, y),
@@ -126,22 +143,29 @@ def quick_setup(state: State, side: Side) -> tuple[State, list[Event]]:
         )
         for owner, bx, by in mirrored:
             try:
-                check_placement(state, owner, bx, by, r)
+                check_placement(rules, drawn, owner, bx, by, r)
             except IllegalAction as refusal:
                 raise IllegalAction(
                     "quick_setup_impossible",
                     f"quick_setup: these rules leave no room for a mirrored set ({refusal.message})",
                 ) from None
-            state, drawn = _add_base(state, owner, bx, by, r)
-            events.extend(drawn)
-    return _maybe_open_positioning(state, events)
+            drawn.append(Base(f"b{len(drawn) + 1}", owner, bx, by, r, rules.soldiers_per_base))
+    return [(base.side, base.x, base.y, base.r) for base in drawn]
 
 
 def position(state: State, side: Side, action: Position) -> tuple[State, list[Event]]:
     """Moves some of the arranging side's soldiers; the whole batch is checked after it is applied."""
+    soldiers, moved = check_position(state, side, action)
+    state = evolve(state, soldiers=soldiers)
+    placed = [{"id": s.id, "x": s.x, "y": s.y} for s in (soldiers[i] for i in moved)]
+    return state, [{"type": "positioned", "side": side, "soldiers": placed}]
+
+
+def check_position(state: State, side: Side, action: Position) -> tuple[tuple[Soldier, ...], list[int]]:
+    """Refuses a `position` the rules forbid now; else returns the soldiers after the batch and the
+    indexes moved, in page order."""
     require_phase(state, "positioning", "position")
     require_actor(state, side, "position")
-    rules = state.rules
     updates: dict[int, Soldier] = {}
     for soldier_id, x, y in action.soldiers:
         index = state.soldier_index[soldier_id]
@@ -151,31 +175,41 @@ def position(state: State, side: Side, action: Position) -> tuple[State, list[Ev
         updates[index] = Soldier(old.id, old.side, x, y)
     soldiers = replace_soldiers(state, updates)
     own_bases = state.bases_of(side)
+    overlapping = first_overlaps(soldiers, list(updates), 2 * state.rules.dot_radius)
+    for index in updates:
+        refusal = stand_refusal(state.rules, own_bases, soldiers, index, overlapping.get(index))
+        if refusal is not None:
+            raise refusal
+    return soldiers, sorted(updates)
+
+
+def stand_refusal(
+    rules: RuleSet, own_bases: Sequence[Base], soldiers: Sequence[Soldier], index: int, overlapped: int | None
+) -> IllegalAction | None:
+    """Returns why soldier `index` may not stand where `soldiers` puts him (`overlapped`: the first
+    soldier his dot overlaps, if any), or None: inside or within `outside_margin` of an own base, wholly
+    on the page, on nobody's dot."""
+    moved = soldiers[index]
+    x, y = moved.x, moved.y
     reach = rules.outside_margin
-    overlapping = first_overlaps(soldiers, list(updates), 2 * rules.dot_radius)
-    for index, moved in updates.items():
-        x, y = moved.x, moved.y
-        if not any((x - b.x) ** 2 + (y - b.y) ** 2 <= (b.r + reach) ** 2 for b in own_bases):
-            raise IllegalAction(
-                "outside_own_bases",
-                f"position: {moved.id} at ({x:g}, {y:g}) is neither inside "
-                f"an own base nor within {reach:g} outside its wall",
-            )
-        dr = rules.dot_radius
-        if not (dr <= x <= rules.page_width - dr and dr <= y <= rules.page_height - dr):
-            raise IllegalAction(
-                "off_page", f"position: {moved.id}'s dot at ({x:g}, {y:g}) is not wholly on the page"
-            )
-        other_index = overlapping.get(index)
-        if other_index is not None:
-            raise IllegalAction(
-                "overlapping",
-                f"position: {moved.id} at ({x:g}, {y:g}) overlaps {soldiers[other_index].id}; "
-                f"centres must be at least {2 * dr:g} apart",
-            )
-    state = evolve(state, soldiers=soldiers)
-    placed = [{"id": s.id, "x": s.x, "y": s.y} for s in (soldiers[i] for i in sorted(updates))]
-    return state, [{"type": "positioned", "side": side, "soldiers": placed}]
+    if not any((x - b.x) ** 2 + (y - b.y) ** 2 <= (b.r + reach) ** 2 for b in own_bases):
+        return IllegalAction(
+            "outside_own_bases",
+            f"position: {moved.id} at ({x:g}, {y:g}) is neither inside "
+            f"an own base nor within {reach:g} outside its wall",
+        )
+    dr = rules.dot_radius
+    if not (dr <= x <= rules.page_width - dr and dr <= y <= rules.page_height - dr):
+        return IllegalAction(
+            "off_page", f"position: {moved.id}'s dot at ({x:g}, {y:g}) is not wholly on the page"
+        )
+    if overlapped is not None:
+        return IllegalAction(
+            "overlapping",
+            f"position: {moved.id} at ({x:g}, {y:g}) overlaps {soldiers[overlapped].id}; "
+            f"centres must be at least {2 * dr:g} apart",
+        )
+    return None
 
 
 def first_overlaps(soldiers: Sequence[Soldier], moved: list[int], spacing: float) -> dict[int, int]:
@@ -197,12 +231,22 @@ def first_overlaps(soldiers: Sequence[Soldier], moved: list[int], spacing: float
     if not moved:
         return {}
     living = [i for i, soldier in enumerate(soldiers) if soldier.alive]
+    limit = spacing * spacing
+    if len(moved) * len(living) <= _SCAN_PAIRS:  # a tree costs more than a scan of a few pairs
+        first: dict[int, int] = {}
+        for j in moved:
+            a = soldiers[j]
+            for k in living:
+                b = soldiers[k]
+                if j != k and (a.x - b.x) ** 2 + (a.y - b.y) ** 2 < limit:
+                    first[j] = k
+                    break
+        return first
     tree = shapely.STRtree(shapely.points([(soldiers[i].x, soldiers[i].y) for i in living]))
     queried = shapely.points([(soldiers[j].x, soldiers[j].y) for j in moved])
     # A hair of slack keeps every exact overlap among the candidates whatever GEOS's rounding.
     pairs = tree.query(queried, predicate="dwithin", distance=spacing + 1e-9)
-    first: dict[int, int] = {}
-    limit = spacing * spacing
+    first = {}
     for q, t in pairs.T.tolist():
         j, k = moved[q], living[t]
         a, b = soldiers[j], soldiers[k]
@@ -213,8 +257,7 @@ def first_overlaps(soldiers: Sequence[Soldier], moved: list[int], spacing: float
 
 def ready(state: State, side: Side) -> tuple[State, list[Event]]:
     """Makes the arranging side's arrangement final; after red, play begins with blue's first turn."""
-    require_phase(state, "positioning", "ready")
-    require_actor(state, side, "ready")
+    check_ready(state, side)
     flags = list(state.ready)
     flags[side_index(side)] = True
     state = evolve(state, ready=(flags[0], flags[1]))
@@ -231,3 +274,9 @@ def ready(state: State, side: Side) -> tuple[State, list[Event]]:
         state, started = start_turn(state, "blue")
         events.extend(started)
     return state, events
+
+
+def check_ready(state: State, side: Side) -> None:
+    """Refuses a `ready` outside positioning or by the side not arranging."""
+    require_phase(state, "positioning", "ready")
+    require_actor(state, side, "ready")

@@ -32,35 +32,65 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
 def finish_flick(state: State) -> tuple[State, list[Event]]:
     """After a resolved flick or stop: passes the turn once no flick is left and no chain is pending,
     or when flicks are left but nobody can make them (the rest walk on the road)."""
+    if not turn_is_spent(state):
+        return state, []
+    assert state.turn is not None
+    return start_turn(state, other_side(state.turn.side))
+
+
+def turn_is_spent(state: State) -> bool:
+    """Tells whether the turn in play is over: no chain pending, and no flick left or nobody to make it."""
     turn = state.turn
     if state.phase != "play" or turn is None or turn.chain is not None:
-        return state, []
-    if turn.flicks_left > 0 and any(
+        return False
+    return turn.flicks_left <= 0 or not any(
         s.alive and not s.on_road and s.side == turn.side for s in state.soldiers
-    ):
-        return state, []
-    return start_turn(state, other_side(turn.side))
+    )
 
 
 def stop(state: State, side: Side) -> tuple[State, list[Event]]:
     """`stop`: drops a pending chain (the turn goes on if flicks are left), or ends the turn."""
+    check_stop(state, side)
+    stopped = _stopped(state)
+    if state.turn is not None and state.turn.chain is not None:
+        events: list[Event] = [{"type": "bonus", "reason": "lunge_again", "credits": 0}]
+        stopped, more = finish_flick(stopped)
+        return stopped, events + more
+    return finish_flick(stopped)
+
+
+def check_stop(state: State, side: Side) -> None:
+    """Refuses a `stop` the rules forbid now: out of play or turn, or before the turn's first flick."""
     require_phase(state, "play", "stop")
     require_actor(state, side, "stop")
     turn = state.turn
     assert turn is not None
-    if turn.chain is not None:
-        state = evolve(state, turn=replace(turn, chain=None))
-        events: list[Event] = [{"type": "bonus", "reason": "lunge_again", "credits": 0}]
-        state, more = finish_flick(state)
-        return state, events + more
-    if not turn.flicked:
+    if turn.chain is None and not turn.flicked:
         raise IllegalAction("stop_before_flick", "stop: a turn can only be ended early after its first flick")
-    return finish_flick(evolve(state, turn=replace(turn, flicks_left=0)))
+
+
+def stop_ends_turn(state: State) -> bool:
+    """Tells whether an accepted `stop` now would pass the turn (not only drop a pending chain)."""
+    return turn_is_spent(_stopped(state))
+
+
+def _stopped(state: State) -> State:
+    """The state a stop leaves before the turn is passed: the chain dropped, or no flick left."""
+    turn = state.turn
+    assert turn is not None
+    if turn.chain is not None:
+        return evolve(state, turn=replace(turn, chain=None))
+    return evolve(state, turn=replace(turn, flicks_left=0))
+
+
+def check_resign(state: State, side: Side) -> None:
+    """Refuses a `resign` once the page is over; any seat may resign at any other moment."""
+    if state.phase == "over":
+        raise IllegalAction("game_over", "the page is already over; there is nothing to resign", GAME_OVER)
 
 
 def resign(state: State, side: Side) -> tuple[State, list[Event]]:
     """`resign`: the page ends for the other side, at any moment, in or out of turn."""
-    if state.phase == "over":
-        raise IllegalAction("game_over", "the page is already over; there is nothing to resign", GAME_OVER)
+    check_resign(state, side)
     winner = other_side(side)
     return end_page(state, winner, "resigned"), [game_over_event(winner, "resigned"), phase_over_event()]

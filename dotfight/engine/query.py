@@ -1,0 +1,212 @@
+"""Rule questions answered without resolving a flick or drawing dice: why an action would be refused,
+where a soldier may stand, who may flick, what may be sent, and what the turn in play allows.
+
+Every answer comes from the same checks `apply` makes (`reducer.check_action` and the checks it calls),
+so the bot, the lab, the server and the browser (through the server) never re-derive a rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .actions import Send, parse_action, parse_side
+from .errors import EngineError, IllegalAction
+from .flick import steadiness
+from .guards import require_actor, require_phase
+from .reducer import check_action, check_flicker
+from .send import check_send
+from .setup import first_overlaps, stand_refusal
+from .state import Side, Soldier, State
+from .turns import check_stop, stop_ends_turn
+
+
+def refusal(state: State, side: object, action: object) -> EngineError | None:
+    """Returns exactly the error `apply(state, side, action)` would raise, or None when it would accept
+    the action; nothing is resolved and nothing is drawn from the page's generator.
+
+    >>> from dotfight.engine import RuleSet, new_page, refusal
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> refusal(page, "blue", {"type": "quick_setup"}) is None
+    True
+    >>> error = refusal(page, "red", {"type": "quick_setup"})
+    >>> error.code, error.reason
+    ('not_your_turn', 'not_your_turn')
+    >>> refusal(page, "blue", {"type": "jump"}).reason
+    'unknown_action'
+    """
+    try:
+        check_action(state, parse_side(side), parse_action(state, action))
+    except EngineError as error:
+        return error
+    return None
+
+
+def placement_problem(state: State, side: Side, soldier_id: str, x: float, y: float) -> str | None:
+    """Returns the engine's reason soldier `soldier_id` of `side` may not stand at (x, y), everyone else
+    where they are — "outside_own_bases", "off_page", "overlapping", "not_your_soldier" or
+    "unknown_soldier" — or None when a `position` moving only him there passes the placement rules.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page, placement_problem
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> page.base("b3")  # blue's centre base: radius 70, outside margin 20
+    Base(id='b3', side='blue', x=500.0, y=1050.0, r=70.0, capacity=8)
+    >>> placement_problem(page, "blue", "b3s1", 500.0, 1135.0)  # 85 from the centre: just outside
+    >>> placement_problem(page, "blue", "b3s1", 500.0, 1145.0)
+    'outside_own_bases'
+    >>> placement_problem(page, "blue", "b3s1", page.soldier("b3s2").x + 5, page.soldier("b3s2").y)
+    'overlapping'
+    """
+    index = state.soldier_index.get(soldier_id)
+    if index is None:
+        return "unknown_soldier"
+    old = state.soldiers[index]
+    if old.side != side:
+        return "not_your_soldier"
+    soldiers = list(state.soldiers)
+    soldiers[index] = Soldier(old.id, old.side, x, y)
+    overlapped = first_overlaps(soldiers, [index], 2 * state.rules.dot_radius).get(index)
+    problem = stand_refusal(state.rules, state.bases_of(side), soldiers, index, overlapped)
+    return None if problem is None else problem.reason
+
+
+def can_stand(state: State, side: Side, soldier_id: str, x: float, y: float) -> bool:
+    """Tells whether `placement_problem` finds nothing wrong with the spot.
+
+    >>> from dotfight.engine import RuleSet, apply, can_stand, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> can_stand(page, "blue", "b3s1", 500.0, 1135.0), can_stand(page, "blue", "b3s1", 500.0, 700.0)
+    (True, False)
+    """
+    return placement_problem(state, side, soldier_id, x, y) is None
+
+
+def flickable(state: State, side: Side) -> list[str]:
+    """Returns the ids of the side's soldiers `apply` would let flick now (with a pull of at least one
+    unit, of a kind a pending chain allows); empty when it is not the side's turn in play.
+
+    >>> from dotfight.engine import RuleSet, apply, flickable, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> flickable(page, "blue")[:3], len(flickable(page, "blue")), flickable(page, "red")
+    (['b1s1', 'b1s2', 'b1s3'], 24, [])
+    """
+    try:
+        require_phase(state, "play", "flick")
+        require_actor(state, side, "flick")
+    except IllegalAction:
+        return []
+    return [s.id for s in state.soldiers if s.side == side and _accepted(state, side, s.id)]
+
+
+def _accepted(state: State, side: Side, soldier_id: str) -> bool:
+    try:
+        check_flicker(state, side, soldier_id, "lunge")  # a lunge is allowed whenever any flick is
+    except IllegalAction:
+        return False
+    return True
+
+
+def send_options(state: State, side: Side) -> dict[str, Any]:
+    """Returns what the side may send now: `{"max": n, "from": {base: [bases it may walk to]}}`, where
+    `from` lists each own base with men inside who may walk, and any 1 to `max` of a base's men (as many
+    as it holds) may go; `{"max": 0, "from": {}}` when no send is possible now.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page, send_options
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> send_options(page, "blue")
+    {'max': 5, 'from': {'b1': ['b3', 'b5'], 'b3': ['b1', 'b5'], 'b5': ['b1', 'b3']}}
+    >>> send_options(page, "red")
+    {'max': 0, 'from': {}}
+    """
+    none: dict[str, Any] = {"max": 0, "from": {}}
+    try:
+        require_phase(state, "play", "send")
+        require_actor(state, side, "send")
+    except IllegalAction:
+        return none
+    # Who stands in which own base; `check_send` itself then decides every route and the size.
+    walkers: dict[str, list[str]] = {base.id: [] for base in state.bases_of(side)}
+    for soldier in state.soldiers:
+        if soldier.side == side and soldier.alive and not soldier.on_road:
+            base = state.base_at(soldier.x, soldier.y)
+            if base is not None and base.side == side:
+                walkers[base.id].append(soldier.id)
+    routes: dict[str, list[str]] = {}
+    for source, men in walkers.items():
+        for man in men:
+            open_to = [to for to in walkers if _send_accepted(state, side, source, to, [man])]
+            if open_to:
+                routes[source] = open_to
+                break  # one man who may walk shows the routes; a chain's lunger may not, the rest may
+    if not routes:
+        return none
+    most = max(_largest_send(state, side, source, routes[source][0], walkers[source]) for source in routes)
+    return {"max": most, "from": routes}
+
+
+def _largest_send(state: State, side: Side, source: str, to: str, men: list[str]) -> int:
+    """The most of `men` one send from `source` to `to` may carry (a pending chain's lunger never walks)."""
+    chain = state.turn.chain if state.turn is not None else None
+    lunger = chain.soldier if chain is not None else None
+    walkers = [man for man in men if man != lunger] + [man for man in men if man == lunger]
+    most = min(state.rules.send_max, len(walkers))
+    while most > 1 and not _send_accepted(state, side, source, to, walkers[:most]):
+        most -= 1
+    return most
+
+
+def _send_accepted(state: State, side: Side, source: str, to: str, soldiers: list[str]) -> bool:
+    try:
+        check_send(state, side, Send(source, to, tuple(soldiers)))
+    except IllegalAction:
+        return False
+    return True
+
+
+def turn_options(state: State) -> dict[str, Any] | None:
+    """Returns what the side in play may do now, JSON-able (CONTRACTS.md C1); None outside play.
+
+    `bonus` tells that a bonus flick (two with one bullet) is pending: more flicks are left than the
+    turn's own allotment still holds after a flick. `can_stop`: a `stop` is accepted now;
+    `can_end_turn`: that stop would also pass the turn. `send` is `send_options`, or None when no send is
+    possible now.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page, turn_options
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> options = turn_options(page)
+    >>> {key: options[key] for key in ("side", "flicks_left", "kinds", "chain", "can_stop", "bonus")}
+    {'side': 'blue', 'flicks_left': 1, 'kinds': ['snipe', 'lunge'], 'chain': None, 'can_stop': False,
+     'bonus': False}
+    >>> options["send"]["max"], len(options["flickable"])
+    (5, 24)
+    """
+    turn = state.turn
+    if state.phase != "play" or turn is None:
+        return None
+    side = turn.side
+    rules = state.rules
+    allotment = rules.last_stand_flicks if turn.last_stand else 1
+    try:
+        check_stop(state, side)
+        can_stop = True
+    except IllegalAction:
+        can_stop = False
+    send = send_options(state, side)
+    return {
+        "side": side,
+        "flicks_left": turn.flicks_left,
+        "flickable": flickable(state, side),
+        "kinds": ["lunge"] if turn.chain is not None else ["snipe", "lunge"],
+        "chain": None if turn.chain is None else turn.chain.to_json(),
+        "steadiness": steadiness(state),
+        "last_stand": turn.last_stand,
+        "bonus": turn.flicked and turn.flicks_left >= allotment,
+        "can_stop": can_stop,
+        "can_end_turn": can_stop and stop_ends_turn(state),
+        "send": send if send["max"] > 0 else None,
+    }
