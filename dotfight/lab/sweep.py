@@ -125,7 +125,8 @@ def code_fingerprint() -> str:
 def page_key(config: LabConfig, index: int, code: str) -> str:
     """The state file's key of one page: everything the page depends on."""
     settings = {**config.to_json(), "rules": config.rules().to_json(), "index": index, "code": code}
-    settings.pop("games")
+    for name in ("games", "overrides", "free_walls"):  # the full rule set says what they changed
+        settings.pop(name)
     text = json.dumps(settings, sort_keys=True, allow_nan=False)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
