@@ -1,6 +1,6 @@
-"""Dawood-bot, the computer opponent: `DawoodBot(strength, seed).choose(state) -> action`."""
+"""Dawood-bot, the computer opponent: `DawoodBot(strength, seed, policy).choose(state, budget_s)`."""
 
 from dotfight.bot.dawood import DawoodBot
-from dotfight.bot.strength import STRENGTHS, Strength
+from dotfight.bot.strength import POLICIES, STRENGTHS, Strength
 
-__all__ = ["STRENGTHS", "DawoodBot", "Strength"]
+__all__ = ["POLICIES", "STRENGTHS", "DawoodBot", "Strength"]

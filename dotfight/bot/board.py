@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dotfight.bot.params import Params
+from dotfight.engine import RuleSet
 from dotfight.engine.state import State
 from dotfight.engine.state import Turn as EngineTurn
 
@@ -60,7 +60,7 @@ class Turn:
 class Board:
     """Soldiers and bases of one page as parallel arrays, plus the phase and the turn."""
 
-    params: Params
+    rules: RuleSet
     phase: str
     actor: str | None
     winner: str | None
@@ -82,7 +82,6 @@ class Board:
     @classmethod
     def of(cls, state: State) -> Board:
         """Reads an engine `State` (its public fields; the generator is never touched)."""
-        params = Params.of(state.rules)
         # Only the State's documented fields are read (its numpy caches are the engine's own business).
         soldiers, bases = state.soldiers, state.bases
         soldier_side = np.fromiter((s.side == "red" for s in soldiers), dtype=np.int64, count=len(soldiers))
@@ -95,7 +94,7 @@ class Board:
         base_cap = np.fromiter((b.capacity for b in bases), dtype=np.float64, count=len(bases))
         home, garrison = locate_homes(xy, alive, on_road, soldier_side, base_xy, base_r, base_side)
         return cls(
-            params=params,
+            rules=state.rules,
             phase=state.phase,
             actor=state.actor,
             winner=state.winner,

@@ -2,7 +2,7 @@
 
 Candidates come from (shooter, target) pairs ranked by the snipe table: aim at the man, with the softest
 power that reaches him (soft flicks are sure) and a little more to carry through, or full power when no
-snipe reaches him; for the strong strengths also the bisector of two men in a row (two with one
+snipe reaches him; also the bisector of two men in a row (two with one
 bullet). Lunges aim at the man too, with a run that stops just past him or past the far wall of his
 base, never off the page.
 A soldier stranded on open paper also considers running home.
@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from dotfight.bot.board import Board, IntArray, other
-from dotfight.bot.predict import forecast, page_exit
+from dotfight.bot.predict import forecast
+from dotfight.bot.rules import aim, page_exit, power_for_reach, reach
 from dotfight.bot.strength import Strength
 from dotfight.bot.threat import shot_table
 
@@ -37,7 +38,7 @@ class Candidate:
             "type": "flick",
             "soldier": board.soldier_ids[self.shooter],
             "kind": self.kind,
-            "vector": board.params.aim(self.angle, self.power),
+            "vector": aim(board.rules, self.angle, self.power),
         }
 
     def key(self) -> tuple[int, str, int, int]:
@@ -55,7 +56,7 @@ def flick_candidates(
     snipes: bool = True,
 ) -> list[Candidate]:
     """Candidate flicks for `side` (only by `shooters` when given, e.g. the soldier of a lunge chain)."""
-    p = board.params
+    rules = board.rules
     own = board.flickable(side) if shooters is None else shooters
     targets = board.living(other(side))
     if own.size == 0:
@@ -85,13 +86,12 @@ def flick_candidates(
                 else:
                     add(Candidate(shooter, "snipe", angle, min(1.0, float(need) + 0.02)))
                     add(Candidate(shooter, "snipe", angle, min(1.0, float(need) + 0.2)))
-                if strength.rows:
-                    for row in _row_aims(board, shooter, targets, angles[i], table.distance[i], j):
-                        power = max(float(np.nan_to_num(table.power[i, k], nan=1.0)) for k in row[1])
-                        add(Candidate(shooter, "snipe", row[0], min(1.0, power + 0.03)))
+                for row in _row_aims(board, shooter, targets, angles[i], table.distance[i], j):
+                    power = max(float(np.nan_to_num(table.power[i, k], nan=1.0)) for k in row[1])
+                    add(Candidate(shooter, "snipe", row[0], min(1.0, power + 0.03)))
             if lunges:
                 for run in _lunge_runs(board, shooter, angle, dist, int(targets[j])):
-                    add(Candidate(shooter, "lunge", angle, p.power_for(run) or 0.0))
+                    add(Candidate(shooter, "lunge", angle, power_for_reach(rules, run) or 0.0))
     if lunges:
         for c in _homeward(board, side, own):
             add(c)
@@ -107,7 +107,7 @@ def _row_aims(
     board: Board, shooter: int, targets: IntArray, angles: Any, dists: Any, j: int
 ) -> list[tuple[float, list[int]]]:
     """Aims that pass over target j and another enemy at once: two with one bullet."""
-    r = board.params.dot_radius
+    r = board.rules.dot_radius
     widths = np.arcsin(np.minimum(1.0, r / np.maximum(dists, 1e-6)))
     gap = np.angle(np.exp(1j * (angles - angles[j])))
     aims = []
@@ -121,26 +121,26 @@ def _row_aims(
 
 def _lunge_runs(board: Board, shooter: int, angle: float, dist: float, target: int) -> list[float]:
     """Run lengths for a lunge at a man: just past him, and past the far wall of his base."""
-    p = board.params
+    rules = board.rules
     ox, oy = board.xy[shooter]
     ux, uy = math.cos(angle), math.sin(angle)
-    edge = page_exit(board, float(ox), float(oy), ux, uy)
-    runs = [dist + 2.5 * p.dot_radius]
+    edge = page_exit(rules, float(ox), float(oy), ux, uy)
+    runs = [dist + 2.5 * rules.dot_radius]
     home = int(board.home[target])
     if home >= 0:
         cx, cy = board.base_xy[home, 0] - ox, board.base_xy[home, 1] - oy
         proj = cx * ux + cy * uy
         disc = proj * proj - (cx * cx + cy * cy - board.base_r[home] ** 2)
         if disc > 0:
-            runs.append(proj + math.sqrt(disc) + 2 * p.dot_radius)
-    shortest = p.reach(0.0)
-    safe = edge - 2 * p.dot_radius
+            runs.append(proj + math.sqrt(disc) + 2 * rules.dot_radius)
+    shortest = reach(rules, 0.0)
+    safe = edge - 2 * rules.dot_radius
     return [max(run, shortest) for run in runs if max(run, shortest) < safe]
 
 
 def _homeward(board: Board, side: str, own: IntArray) -> list[Candidate]:
     """A stranded soldier (on open paper) runs back into the nearest own base he can land in."""
-    p = board.params
+    rules = board.rules
     bases = board.bases_of(side)
     out: list[Candidate] = []
     if bases.size == 0:
@@ -151,11 +151,11 @@ def _homeward(board: Board, side: str, own: IntArray) -> list[Candidate]:
         d = np.hypot(board.base_xy[bases, 0] - board.xy[s, 0], board.base_xy[bases, 1] - board.xy[s, 1])
         for k in np.argsort(d)[:2]:
             # Only bases far enough for the softest run to stop inside them.
-            if d[k] + board.base_r[bases[k]] * 0.5 >= p.reach(0.0):
+            if d[k] + board.base_r[bases[k]] * 0.5 >= reach(rules, 0.0):
                 angle = math.atan2(
                     board.base_xy[bases[k], 1] - board.xy[s, 1], board.base_xy[bases[k], 0] - board.xy[s, 0]
                 )
-                out.append(Candidate(int(s), "lunge", angle, p.power_for(float(d[k])) or 0.0))
+                out.append(Candidate(int(s), "lunge", angle, power_for_reach(rules, float(d[k])) or 0.0))
     return out
 
 

@@ -14,12 +14,16 @@ from __future__ import annotations
 import numpy as np
 
 from dotfight.bot.board import Board, other
-from dotfight.bot.strength import Strength
-from dotfight.bot.threat import assess, shot_table
+from dotfight.bot.rules import in_last_stand
+from dotfight.bot.threat import ShotTable, assess
 from dotfight.engine import EngineError, State, apply
-from dotfight.engine.flick import steadiness
 
 WIN = 1000.0
+# The weight of the enemy's best flicks in its next turn: a man left where the enemy surely hits him
+# (a stranded lunger beside its men) costs most of a man.
+CAUTION = 0.3
+# The weight of every man's standing exposure, both sides (a line of men, a thinned wall).
+SPREAD = 0.09
 # A flick still in hand is worth a share of the best it could do (it may be spent on a worse one).
 FLICK_IN_HAND = 0.7
 # A pending lunge chain is worth less than a free flick: the same soldier, a shakier hand.
@@ -28,13 +32,14 @@ CHAIN_IN_HAND = 0.5
 
 def flicks_of(board: Board, side: str) -> tuple[int, float]:
     """The flicks a side gets in its next turn, and the factor on its spreads (last stand)."""
-    p = board.params
-    if 0 < board.count_alive(side) <= p.last_stand_at:
-        return p.last_stand_flicks, p.last_stand_steady
+    rules = board.rules
+    living = board.count_alive(side)
+    if living > 0 and in_last_stand(rules, living):
+        return rules.last_stand_flicks, rules.last_stand_steady
     return 1, 1.0
 
 
-def judge(state: State, board: Board, side: str, strength: Strength) -> float:
+def judge(state: State, board: Board, side: str) -> float:
     """The value of the page `state` (read into `board`) for `side`: higher is better.
 
     When the turn is still the side's own, the page is judged as if it stopped now (so the enemy's
@@ -43,9 +48,9 @@ def judge(state: State, board: Board, side: str, strength: Strength) -> float:
     enemy = other(side)
     if board.winner is not None or board.phase != "play":
         return _final(board, side)
-    in_hand = 0.0
-    if board.actor == side:
-        in_hand = _in_hand(board, side, steadiness(state))
+    mine = board.actor == side
+    chain, flicks_left = board.turn.chain_soldier, board.turn.flicks_left
+    if mine:
         state = _stopped(state, side)
         board = Board.of(state)
         if board.winner is not None or board.phase != "play":
@@ -57,7 +62,8 @@ def judge(state: State, board: Board, side: str, strength: Strength) -> float:
     theirs = assess(board, enemy, flicks=flicks, steady=steady)
     ours = assess(board, side, flicks=own_flicks, steady=own_steady)
     spread = theirs.exposure - ours.exposure
-    return material + in_hand - strength.caution * (theirs.best + strength.spread * spread)
+    in_hand = _in_hand(board, ours.table, chain, flicks_left) if mine else 0.0
+    return material + in_hand - CAUTION * theirs.best - SPREAD * spread
 
 
 def _final(board: Board, side: str) -> float:
@@ -82,12 +88,13 @@ def _stopped(state: State, side: str) -> State:
     return state
 
 
-def _in_hand(board: Board, side: str, steady: float) -> float:
-    """What the side's next flick in this turn is worth: a share of its best snipe chance."""
-    chain = board.turn.chain_soldier
-    shooters = board.flickable(side) if chain is None else np.array([board.index_of(chain)])
-    table = shot_table(board, shooters, board.living(other(side)), steady=steady)
-    best = float(table.hit.max()) if table.hit.size else 0.0
+def _in_hand(board: Board, table: ShotTable, chain: str | None, flicks_left: int) -> float:
+    """What the side's next flick in this turn is worth, read from its shots at every enemy (the page as
+    if it stopped now: the same men where they stand): a share of its best snipe chance, or for a pending
+    chain, of the lunger's best chance of running through another man."""
+    if table.hit.size == 0:
+        return 0.0
     if chain is not None:
-        return CHAIN_IN_HAND * best
-    return FLICK_IN_HAND * best * max(1, board.turn.flicks_left)
+        rows = np.flatnonzero(table.shooters == board.index_of(chain))
+        return CHAIN_IN_HAND * float(table.lunge[rows].max()) if rows.size else 0.0
+    return FLICK_IN_HAND * float(table.hit.max()) * max(1, flicks_left)

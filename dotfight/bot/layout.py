@@ -10,30 +10,31 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dotfight.bot.board import Board, FloatArray, other
-from dotfight.bot.params import Params
+from dotfight.bot.rules import can_stand, legal, refusal
+from dotfight.engine import RuleSet, Side, State
 
 # Keeps every proposal this far from an exact boundary, so rounding never decides legality.
 SAFETY = 1.0
 
 
-def base_radius(params: Params) -> float:
+def base_radius(params: RuleSet) -> float:
     """A ring roomy enough for its soldiers to spread out (about 70 units for 8)."""
     wanted = 70.0 * math.sqrt(max(params.soldiers_per_base, 1) / 8.0)
     return float(min(params.base_radius_max - SAFETY, max(params.base_radius_min + SAFETY, wanted)))
 
 
-def _half(params: Params, side: str) -> tuple[float, float]:
+def _half(params: RuleSet, side: str) -> tuple[float, float]:
     """The y-range of a side's half."""
-    return (params.mid_y, params.page_height) if side == "blue" else (0.0, params.mid_y)
+    return (params.half_y, params.page_height) if side == "blue" else (0.0, params.half_y)
 
 
 def plan_bases(
-    params: Params, side: str, rng: random.Random, depth_share: float
+    params: RuleSet, side: str, rng: random.Random, depth_share: float
 ) -> list[tuple[float, float, float]]:
     """The full set of bases the bot means to draw, as (x, y, r), front and back rows in a zig-zag.
 
@@ -66,34 +67,25 @@ def plan_bases(
         jx = rng.uniform(-1, 1) * max(0.0, min(15.0, (step - 2 * r - gap) / 2 - 2)) if n > 1 else 0.0
         jy = rng.uniform(-15, 15) if rows == 1 else 0.0
         y_depth = min(max(off + jy, lo), hi)
-        y = params.mid_y + y_depth if side == "blue" else params.mid_y - y_depth
+        y = params.half_y + y_depth if side == "blue" else params.half_y - y_depth
         x = min(max(x + jx, r + SAFETY + 1), width - r - SAFETY - 1)
         plan.append((round(x, 2), round(y, 2), round(r, 2)))
     return plan
 
 
-def base_fits(params: Params, board: Board, side: str, x: float, y: float, r: float) -> bool:
-    """Whether a base at (x, y, r) is legal now (in the half, on the page, clear of every wall)."""
-    lo, hi = _half(params, side)
-    if not (params.base_radius_min <= r <= params.base_radius_max):
-        return False
-    if not (r + SAFETY <= x <= params.page_width - r - SAFETY and lo + r + SAFETY <= y <= hi - r - SAFETY):
-        return False
-    if len(board.base_xy) == 0:
-        return True
-    d = np.hypot(board.base_xy[:, 0] - x, board.base_xy[:, 1] - y)
-    return bool(np.all(d >= board.base_r + r + params.base_gap + SAFETY))
+def _draw(x: float, y: float, r: float) -> dict[str, Any]:
+    return {"type": "draw_base", "x": round(x, 2), "y": round(y, 2), "r": round(r, 2)}
 
 
-def next_base(board: Board, side: str, seed: int, depth_share: float) -> dict[str, Any]:
+def next_base(state: State, board: Board, side: str, seed: int, depth_share: float) -> dict[str, Any]:
     """The `draw_base` action for the bot's next base: the planned one, or the roomiest free spot."""
-    params = board.params
+    params = board.rules
     drawn = int(board.bases_of(side).size)
     plan = plan_bases(params, side, random.Random(seed), depth_share)
     if drawn < len(plan):
-        x, y, r = plan[drawn]
-        if base_fits(params, board, side, x, y, r):
-            return {"type": "draw_base", "x": x, "y": y, "r": r}
+        planned = _draw(*plan[drawn])
+        if legal(state, side, planned):
+            return planned
     rng = random.Random(seed + drawn + 1)
     lo, hi = _half(params, side)
     best: tuple[float, tuple[float, float, float]] | None = None
@@ -101,7 +93,7 @@ def next_base(board: Board, side: str, seed: int, depth_share: float) -> dict[st
         r = base_radius(params) if attempt < 300 else params.base_radius_min + SAFETY
         x = rng.uniform(r + SAFETY, params.page_width - r - SAFETY)
         y = rng.uniform(lo + r + SAFETY, hi - r - SAFETY)
-        if not base_fits(params, board, side, x, y, r):
+        if refusal(state, side, _draw(x, y, r)) is not None:
             continue
         room = (
             float(np.min(np.hypot(board.base_xy[:, 0] - x, board.base_xy[:, 1] - y) - board.base_r - r))
@@ -112,24 +104,65 @@ def next_base(board: Board, side: str, seed: int, depth_share: float) -> dict[st
             best = (room, (x, y, r))
     if best is None:
         raise RuntimeError(f"no room for another base of {side}")
-    x, y, r = best[1]
-    return {"type": "draw_base", "x": round(x, 2), "y": round(y, 2), "r": round(r, 2)}
+    return _draw(*best[1])
+
+
+# The share of each base's men that stand just outside its wall, drawn once per page (RULES.md §11: a
+# person spreads some men round the back and sides of a base, where its wall still shields them, so one
+# lunge into the ring cannot run through the whole garrison).
+OUTSIDE_SHARE = (0.25, 0.55)
+# How far beyond the wall, as a share of the outside margin.
+OUTSIDE_DEPTH = (0.45, 0.9)
+# How far round from straight behind an outside man may stand (radians): behind and beside, never in
+# front — except the bait.
+OUTSIDE_TURN = 1.6
+# The chance the front base steps one man out in front as bait, where a lunger aimed at him runs on
+# into the full ring and is shot.
+BAIT = 0.7
 
 
 def arrangement(
-    board: Board, side: str, rng: random.Random, *, bait: float
+    state: State, board: Board, side: str, rng: random.Random, *, outside: bool
 ) -> dict[str, tuple[float, float]]:
     """Where the side's soldiers should stand that differ from where they stand: id -> (x, y).
 
-    The jotted even pattern keeps every man behind his wall (a scatter to the back of the ring away
-    from enemy rows was tried and played no better); now and then one man steps out as bait.
+    With `outside`, a share of each base's men step just outside its wall, behind and beside it (one as
+    bait in front of the front base); the rest keep the engine's even jotting. Without it (or once some
+    man already stands outside: the arrangement is made in one batch) nobody moves.
     """
-    places: dict[str, tuple[float, float]] = {}
     bases = board.bases_of(side)
-    if bases.size and rng.random() < bait:
-        toward = _enemy_direction(board, side)
-        front = int(bases[np.argmin([board.base_xy[b] @ toward[b] for b in bases])])
-        _step_out_bait(board, side, front, toward[front], places)
+    mine = board.living(side)
+    if not outside or bases.size == 0 or np.any(board.home[mine] < 0):
+        return {}
+    rules = board.rules
+    toward = _enemy_direction(board, side)
+    share = rng.uniform(*OUTSIDE_SHARE)
+    front = int(bases[np.argmin([board.base_xy[b] @ toward[b] for b in bases])])
+    spacing = 2 * rules.dot_radius + 3
+    taken: list[FloatArray] = [board.xy[k] for k in mine]
+    places: dict[str, tuple[float, float]] = {}
+    for b in bases:
+        men = [int(k) for k in mine if board.home[k] == b]
+        wanted = round(share * len(men)) if len(men) >= 3 else 0
+        behind = math.atan2(-toward[b][1], -toward[b][0])
+        ahead = math.atan2(toward[b][1], toward[b][0])
+        angles = [behind + rng.uniform(-OUTSIDE_TURN, OUTSIDE_TURN) for _ in range(wanted)]
+        if b == front and wanted and rng.random() < BAIT:
+            angles[0] = ahead + rng.uniform(-0.3, 0.3)
+        r = float(board.base_r[b])
+        for angle in angles:
+            for attempt in range(6):
+                turn = angle + (attempt // 2) * 0.25 * (1 if attempt % 2 else -1)
+                depth = r + rules.outside_margin * rng.uniform(*OUTSIDE_DEPTH)
+                spot = board.base_xy[b] + depth * np.array([math.cos(turn), math.sin(turn)])
+                if all(float(np.hypot(*(spot - t))) >= spacing for t in taken) and men:
+                    man = min(men, key=lambda k: float(np.hypot(*(board.xy[k] - spot))))
+                    x, y = round(float(spot[0]), 2), round(float(spot[1]), 2)
+                    if can_stand(state, cast(Side, side), board.soldier_ids[man], x, y):
+                        men.remove(man)
+                        taken.append(spot)
+                        places[board.soldier_ids[man]] = (x, y)
+                        break
     return places
 
 
@@ -147,25 +180,3 @@ def _enemy_direction(board: Board, side: str) -> FloatArray:
         if norm > 1e-6:
             out[b] = v / norm
     return out
-
-
-def _step_out_bait(
-    board: Board, side: str, base: int, toward: FloatArray, places: dict[str, tuple[float, float]]
-) -> None:
-    """Moves one man of the front base just outside its wall, toward the enemy, if there is room."""
-    params = board.params
-    men = [int(k) for k in np.flatnonzero(board.home == base)]
-    if len(men) < 3:
-        return
-    # The man nearest the front steps out.
-    bait = min(men, key=lambda k: -float(board.xy[k] @ toward))
-    r = float(board.base_r[base])
-    spot = board.base_xy[base] + toward * (r + params.outside_margin * 0.6)
-    x, y = float(spot[0]), float(spot[1])
-    if not (params.dot_radius + SAFETY <= x <= params.page_width - params.dot_radius - SAFETY):
-        return
-    if not (params.dot_radius + SAFETY <= y <= params.page_height - params.dot_radius - SAFETY):
-        return
-    others = [(float(px), float(py)) for k, (px, py) in enumerate(board.xy) if k != bait and board.alive[k]]
-    if all(math.hypot(x - ox, y - oy) >= 2 * params.dot_radius + 3 for ox, oy in others):
-        places[board.soldier_ids[bait]] = (round(x, 2), round(y, 2))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dotfight.bot.board import SIDES, Board, other
+from dotfight.bot.rules import link_shake, man_shake, page_exit, reach, wall_loss, wall_shake, wild_spread
 from dotfight.bot.threat import erf
 
 _SQRT2 = math.sqrt(2.0)
@@ -27,21 +28,6 @@ class Forecast:
     lost: float  # chance the flicker himself is crossed out (shot on landing, off the page)
     end: tuple[float, float]  # where the ink is expected to end (where a lunger stands)
     multi: float  # chance of crossing out two or more (a snipe's bonus flick)
-
-
-def page_exit(board: Board, ox: float, oy: float, ux: float, uy: float) -> float:
-    """Distance along the ray from (ox, oy) to the page edge."""
-    p = board.params
-    limits = []
-    if ux > 1e-12:
-        limits.append((p.page_width - ox) / ux)
-    elif ux < -1e-12:
-        limits.append(-ox / ux)
-    if uy > 1e-12:
-        limits.append((p.page_height - oy) / uy)
-    elif uy < -1e-12:
-        limits.append(-oy / uy)
-    return max(0.0, min(limits)) if limits else math.inf
 
 
 def _chance_within(offset: float, radius: float, wander: float) -> float:
@@ -64,15 +50,16 @@ def forecast(
     steady: float = 1.0,
 ) -> Forecast:
     """Forecasts one flick of soldier index `shooter` (a snipe or a lunge) along `angle` at `power`."""
-    p = board.params
+    rules = board.rules
+    radius = rules.dot_radius
     side = SIDES[int(board.soldier_side[shooter])]
     ox, oy = float(board.xy[shooter, 0]), float(board.xy[shooter, 1])
     ux, uy = math.cos(angle), math.sin(angle)
-    reach = p.reach(power)
-    launch = p.spread(power) * steady
+    length = reach(rules, power)
+    launch = wild_spread(rules, power) * steady
     if kind == "lunge":
-        launch += p.lunge_link_shake * link * steady
-    edge = page_exit(board, ox, oy, ux, uy)
+        launch += link_shake(rules, link) * steady
+    edge = page_exit(rules, ox, oy, ux, uy)
 
     events: list[tuple[float, int, int, float]] = []  # (distance, 0 wall / 1 man, index, offset)
     enemies = board.living(other(side))
@@ -81,9 +68,9 @@ def forecast(
         along = rel[:, 0] * ux + rel[:, 1] * uy
         offs = rel[:, 0] * -uy + rel[:, 1] * ux
         # Men a little off the line are kept: the wander may still bring the line over them.
-        near = (np.abs(offs) <= p.dot_radius * 3) & (along > 0)
+        near = (np.abs(offs) <= radius * 3) & (along > 0)
         for k in np.flatnonzero(near):
-            half_chord = math.sqrt(max(p.dot_radius**2 - min(float(offs[k]) ** 2, p.dot_radius**2), 0.0))
+            half_chord = math.sqrt(max(radius**2 - min(float(offs[k]) ** 2, radius**2), 0.0))
             entry = float(along[k]) - half_chord
             events.append((max(entry, 0.0), 1, int(enemies[k]), float(offs[k])))
     for b in range(len(board.base_ids)):
@@ -102,7 +89,7 @@ def forecast(
 
     garrison = board.garrison.astype(np.float64).copy()
     shakes: list[tuple[float, float]] = [(0.0, launch)]
-    left = reach
+    left = length
     travelled = 0.0
     kills = 0.0
     probs: list[float] = []
@@ -113,18 +100,18 @@ def forecast(
             left -= dist - travelled
             if left < 0:
                 break
-        elif dist > reach:
+        elif dist > length:
             break
         travelled = dist
         if what == 0:
             fullness = min(1.0, float(garrison[index]) / max(float(board.base_cap[index]), 1.0))
             if kind == "snipe":
-                left *= 1.0 - p.wall_loss(fullness)
+                left *= 1.0 - wall_loss(rules, fullness)
             else:
-                shakes.append((dist, p.wall_shake(fullness) * steady))
+                shakes.append((dist, wall_shake(rules, fullness) * steady))
             continue
         wander = math.sqrt(sum((s * (dist - at)) ** 2 for at, s in shakes))
-        chance = _chance_within(off, p.dot_radius, wander)
+        chance = _chance_within(off, radius, wander)
         if chance < 1e-3:
             continue
         kills += chance
@@ -133,17 +120,17 @@ def forecast(
         if home >= 0:
             garrison[home] -= chance
         if kind == "snipe":
-            left *= 1.0 - p.man_loss * chance
+            left *= 1.0 - rules.man_loss * chance
         else:
-            shakes.append((dist, p.shake_man * steady))
+            shakes.append((dist, man_shake(rules) * steady))
 
     multi = _at_least_two(probs)
     if kind == "snipe":
-        end_at = min(edge, travelled + max(left, 0.0)) if events else min(edge, reach)
+        end_at = min(edge, travelled + max(left, 0.0)) if events else min(edge, length)
         return Forecast(kills, 0.0, (ox + ux * end_at, oy + uy * end_at), multi)
-    if reach > edge:
+    if length > edge:
         return Forecast(kills, 1.0, (ox + ux * edge, oy + uy * edge), multi)
-    ex, ey = ox + ux * reach, oy + uy * reach
+    ex, ey = ox + ux * length, oy + uy * length
     lost = 0.0
     enemy_bases = board.bases_of(other(side))
     if enemy_bases.size:
@@ -152,7 +139,7 @@ def forecast(
             if garrison[enemy_bases[k]] > 0.5:
                 lost = 1.0
     # A long, shaken run may stray: treat its landing as less certain either way.
-    wander = math.sqrt(sum((s * (reach - at)) ** 2 for at, s in shakes))
+    wander = math.sqrt(sum((s * (length - at)) ** 2 for at, s in shakes))
     if wander > 60.0 and lost > 0:
         lost = 0.6
     return Forecast(kills, lost, (ex, ey), multi)

@@ -18,7 +18,9 @@ import numpy as np
 
 from dotfight.bot.board import Board, IntArray, locate_homes, other
 from dotfight.bot.evaluate import flicks_of
+from dotfight.bot.rules import refusal
 from dotfight.bot.threat import danger, shot_table
+from dotfight.engine import State, apply
 
 # How many enemy turns the better walls are expected to count for, against one turn on the road.
 LASTING = 1.5
@@ -35,9 +37,9 @@ SMALL = 3
 HOLD, HOLD_WORTH = 3, 0.6
 
 
-def choose_send(board: Board, side: str) -> dict[str, Any] | None:
+def choose_send(state: State, board: Board, side: str) -> dict[str, Any] | None:
     """The best send for `side` now, or None when no send is worth its road."""
-    p = board.params
+    rules = board.rules
     bases = board.bases_of(side)
     if bases.size < 2 or board.turn.sent or board.turn.chain_soldier is not None:
         return None
@@ -60,12 +62,21 @@ def choose_send(board: Board, side: str) -> dict[str, Any] | None:
             men = np.flatnonzero(board.home == src)
             gap = board.garrison[src] - board.garrison[dst]
             for count in sorted({1, 2, 3, max(1, gap // 2)}):
-                if count > min(p.send_max, len(men), flickable - 1) or (count > SMALL and not hunt):
+                if count > min(rules.send_max, len(men), flickable - 1) or (count > SMALL and not hunt):
                     continue
                 # The men nearest the destination walk: the shortest exposure, the rest stay put.
                 walkers = men[np.argsort(np.hypot(*(board.xy[men] - board.base_xy[dst]).T))[:count]]
-                on_road = _walk(board, walkers, int(src), int(dst), arrived=False)
-                arrived = _walk(board, walkers, int(src), int(dst), arrived=True)
+                action = {
+                    "type": "send",
+                    "from": board.base_ids[src],
+                    "to": board.base_ids[dst],
+                    "soldiers": [board.soldier_ids[w] for w in walkers],
+                }
+                if refusal(state, side, action) is not None:
+                    continue
+                # The engine puts the convoy on its road; the arrival is imagined (its spots are drawn then).
+                on_road = Board.of(apply(state, side, action)[0])
+                arrived = _arrive(board, walkers, int(dst))
                 if road_risk(on_road, walkers, enemy) > ROAD_RISK:
                     continue
                 road = danger(on_road, enemy, flicks=flicks, steady=steady)
@@ -74,12 +85,6 @@ def choose_send(board: Board, side: str) -> dict[str, Any] | None:
                 held = HOLD_WORTH if board.garrison[dst] < HOLD <= board.garrison[dst] + count else 0.0
                 gain = LASTING * (now - later) - (road - now) + shot * 0.9 + held
                 if gain > MARGIN and (best is None or gain > best[0]):
-                    action = {
-                        "type": "send",
-                        "from": board.base_ids[src],
-                        "to": board.base_ids[dst],
-                        "soldiers": [board.soldier_ids[w] for w in walkers],
-                    }
                     best = (gain, action)
     return None if best is None else best[1]
 
@@ -87,7 +92,7 @@ def choose_send(board: Board, side: str) -> dict[str, Any] | None:
 def road_risk(on_road: Board, walkers: IntArray, enemy: str) -> float:
     """The most convoy men one enemy snipe is expected to cross out: its chance to hit the man it aims
     at, times how many of the convoy stand in a row along that line (the walls on the way count)."""
-    r = on_road.params.dot_radius
+    r = on_road.rules.dot_radius
     table = shot_table(on_road, on_road.flickable(enemy), walkers)
     if table.hit.size == 0:
         return 0.0
@@ -120,26 +125,16 @@ def _intruders(board: Board, side: str) -> IntArray:
     return counts
 
 
-def _walk(board: Board, walkers: IntArray, src: int, dst: int, *, arrived: bool) -> Board:
-    """The board with the walkers on the road between two bases, or already arrived."""
-    p = board.params
+def _arrive(board: Board, walkers: IntArray, dst: int) -> Board:
+    """The board with the walkers arrived inside the destination, spread so they do not stand in a row."""
     xy = board.xy.copy()
-    on_road = board.on_road.copy()
-    a, b = board.base_xy[src], board.base_xy[dst]
-    length = max(float(np.hypot(*(b - a))), 1e-6)
-    u = (b - a) / length
     n = len(walkers)
     for k, w in enumerate(walkers):
-        if arrived:
-            # Somewhere inside the ring, spread a little so they do not stand in a row.
-            angle = 2.4 * k
-            xy[w] = b + 0.4 * board.base_r[dst] * math.sqrt((k + 0.5) / n) * np.array(
-                [math.cos(angle), math.sin(angle)]
-            )
-        else:
-            xy[w] = (a + b) / 2 + (k - (n - 1) / 2) * 3 * p.dot_radius * u
-            on_road[w] = True
+        angle = 2.4 * k
+        xy[w] = board.base_xy[dst] + 0.4 * board.base_r[dst] * math.sqrt((k + 0.5) / n) * np.array(
+            [math.cos(angle), math.sin(angle)]
+        )
     home, garrison = locate_homes(
-        xy, board.alive, on_road, board.soldier_side, board.base_xy, board.base_r, board.base_side
+        xy, board.alive, board.on_road, board.soldier_side, board.base_xy, board.base_r, board.base_side
     )
-    return replace(board, xy=xy, on_road=on_road, home=home, garrison=garrison)
+    return replace(board, xy=xy, home=home, garrison=garrison)

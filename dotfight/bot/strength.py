@@ -1,8 +1,12 @@
-"""How hard Dawood-bot thinks: the three strengths differ in candidates tried and luck sampled."""
+"""How hard Dawood-bot thinks: the three strengths differ in depth of search, never in policy.
+
+Every strength weighs the same things the same way (`evaluate`); they differ in how many candidate
+flicks they draw up, how many they play through the engine, how much luck they sample for each, and in
+the human-sized slips of the easy bot (noise on its judgement of each flick).
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 
@@ -12,23 +16,33 @@ class Strength:
 
     name: str
     pairs: int  # (shooter, target) pairs turned into candidate flicks
-    trials: int  # best-forecast candidates tried through the engine
-    samples: int  # luck samples per tried candidate
-    rows: bool  # looks for two enemies in a row (two with one bullet)
-    sends: bool  # re-mans thinned bases and avoids exposed roads
-    bait: float  # chance to step one man out in front of the front base as bait, at setup
-    caution: float = 0.3  # weight of the enemy's best reply against what a flick gains
-    lunge_bar: float = -1e9  # a lunge that starts no chain must forecast at least this net gain (men)
-    depth: float = 0.47  # where its bases sit, from the middle line (0) to the back edge of its half (1)
-    spread: float = 0.3  # weight of every exposed man's danger (standing liabilities), beyond the best reply
+    width: int  # best-forecast candidates played through the engine in the first round
+    first: int  # luck samples per candidate in the first round
+    rounds: int  # halvings: each keeps the better half and doubles its samples
+    noise: float = 0.0  # spread (men) of the slip added to each candidate's judged worth
+    wobble: float = 0.0  # spread (radians) of the hand: the flick leaves a little off the chosen aim
+
+    def evaluations(self) -> int:
+        """How many engine trials a full search makes at most (stop and sends aside)."""
+        total, active, samples = self.width * self.first, self.width, self.first
+        for _ in range(self.rounds):
+            active = (active + 1) // 2
+            total += active * samples
+            samples *= 2
+        return total
 
 
-# In lab play a side that lunges freely loses to one that snipes and lunges only on a sure gain (a
-# stranded lunger is crossed out in the enemy's next turn, and his killer earns a chain): the easy bot
-# lunges freely, the others hold a bar.
-_EASY = Strength("easy", pairs=3, trials=1, samples=1, rows=False, sends=False, bait=0.0)
-_NORMAL = Strength("normal", pairs=12, trials=4, samples=3, rows=True, sends=True, bait=0.1, lunge_bar=1.5)
-# Hard plays as normal does, only with more candidates tried and more luck sampled.
-_HARD = dataclasses.replace(_NORMAL, name="hard", pairs=30, trials=12, samples=10)
+# In lab play one sample of luck per candidate is a coin toss between the few best forecasts, while two
+# or more tell a sure flick from a lucky one; past about two samples on the first round and a few halvings
+# the judgement, not the search, decides. Easy takes the flick that looks best at a glance (its forecast,
+# misjudged by a slip) and only checks it against stopping; normal tries four on one sample and halves
+# twice; hard tries sixteen on two samples and halves four times.
+_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4, wobble=0.04)
+_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2, wobble=0.02)
+_HARD = Strength("hard", pairs=30, width=16, first=2, rounds=4)
 
 STRENGTHS: dict[str, Strength] = {s.name: s for s in (_EASY, _NORMAL, _HARD)}
+
+# What the bot may do (contract C3): "full" plays every tactic; "snipe-only" never lunges; "no-outside"
+# keeps every man inside a base when arranging. The lab's head-to-heads ask whether a tactic pays.
+POLICIES = ("full", "snipe-only", "no-outside")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dotfight.bot.board import Board, FloatArray, IntArray, other
+from dotfight.bot.rules import curves, wall_loss, wall_shake
 
 _SQRT2 = math.sqrt(2.0)
 # Reach kept in hand past the target's near edge: a snipe that only just touches him is no sure shot.
@@ -54,7 +55,8 @@ def shot_table(
 
     `steady` scales the spread (last stand).
     """
-    p = board.params
+    rules = board.rules
+    radius = rules.dot_radius
     m, n = len(shooters), len(targets)
     if m == 0 or n == 0:
         empty = np.zeros((m, n))
@@ -64,14 +66,14 @@ def shot_table(
     delta = t[None, :, :] - a[:, None, :]
     dist = np.maximum(np.hypot(delta[..., 0], delta[..., 1]), 1e-6)
     ux, uy = delta[..., 0] / dist, delta[..., 1] / dist
-    hit_at = np.maximum(dist - p.dot_radius, 0.0)  # where the line first touches the target's dot
+    hit_at = np.maximum(dist - radius, 0.0)  # where the line first touches the target's dot
 
     keep_log = np.zeros((m, n))
     first_wall = hit_at.copy()
     wander2 = np.zeros((m, n))  # a lunge's sideways wander at the target, squared, from wall shakes
     if len(board.base_xy):
         full = board.fullness()
-        loss = np.clip(p.wall_loss(full), 0.0, 0.999)
+        loss = np.clip(wall_loss(rules, full), 0.0, 0.999)
         log_keep = np.log1p(-loss)  # (B,)
         oc = board.base_xy[None, :, :] - a[:, None, :]  # (m, B, 2)
         cc = (oc**2).sum(axis=2) - board.base_r[None, :] ** 2  # (m, B): < 0 when the shooter stands inside
@@ -89,30 +91,28 @@ def shot_table(
         near = np.where(enter, t_in, np.inf)
         near = np.minimum(near, np.where(leave, t_out, np.inf))
         first_wall = np.minimum(first_wall, near.min(axis=2))
-        shake = p.wall_shake(full)[None, None, :] * steady
+        shake = wall_shake(rules, full)[None, None, :] * steady
         lever_in = np.where(enter, shake * (limit - t_in), 0.0)
         lever_out = np.where(leave, shake * (limit - t_out), 0.0)
         wander2 = (lever_in**2).sum(axis=2) + (lever_out**2).sum(axis=2)
     keep = np.exp(keep_log)
     need = first_wall + (hit_at + REACH_MARGIN - first_wall) / keep
-    frac = need / p.diagonal
-    share = np.clip((frac - p.reach_min_frac) / (1 - p.reach_min_frac), 0.0, 1.0)
-    power = share ** (1 / p.reach_curve)
-    reachable = frac <= 1.0
-    sigma = p.wildness * power**p.reach_curve * steady
-    half_angle = np.arcsin(np.minimum(1.0, p.dot_radius / dist))
+    curve = curves(rules)
+    power = curve.power_for(need)
+    reachable = ~np.isnan(power)
+    sigma = curve.spread(power) * steady
+    half_angle = np.arcsin(np.minimum(1.0, radius / dist))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(sigma > 1e-9, half_angle / (np.maximum(sigma, 1e-12) * _SQRT2), 50.0)
     hit = np.where(reachable, erf(np.minimum(ratio, 50.0)), 0.0)
     power = np.where(reachable, power, np.nan)
     # A lunge keeps its full length: the softest that reaches, then the shakes bend it off the man.
-    run = (hit_at + REACH_MARGIN) / p.diagonal
-    run_share = np.clip((run - p.reach_min_frac) / (1 - p.reach_min_frac), 0.0, 1.0)
-    launch = p.wildness * run_share * steady  # t^curve = share
+    run_power = curve.power_for(hit_at + REACH_MARGIN)
+    launch = curve.spread(run_power) * steady
     wander = np.sqrt((launch * hit_at) ** 2 + wander2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lunge_ratio = np.where(wander > 1e-9, p.dot_radius / (np.maximum(wander, 1e-12) * _SQRT2), 50.0)
-    lunge = np.where(run <= 1.0, erf(np.minimum(lunge_ratio, 50.0)), 0.0)
+        lunge_ratio = np.where(wander > 1e-9, radius / (np.maximum(wander, 1e-12) * _SQRT2), 50.0)
+    lunge = np.where(~np.isnan(run_power), erf(np.minimum(lunge_ratio, 50.0)), 0.0)
     return ShotTable(shooters, targets, power, hit, dist, lunge)
 
 
@@ -128,6 +128,7 @@ class Threat:
 
     best: float  # the attacker's best flicks (as many as it has), summed
     exposure: float  # every defender's own best chance of being hit, summed (standing liabilities)
+    table: ShotTable  # the attacker's shots at every defender, for further questions
 
 
 def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> Threat:
@@ -140,7 +141,7 @@ def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0)
     targets = board.living(other(attacker))
     table = shot_table(board, board.flickable(attacker), targets, steady=steady)
     if table.hit.size == 0:
-        return Threat(0.0, 0.0)
+        return Threat(0.0, 0.0, table)
     per_man = np.maximum(table.hit, table.lunge).max(axis=0)
     # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
     home = board.home[targets]
@@ -149,7 +150,7 @@ def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0)
     lunge_kills = table.lunge @ together.astype(np.float64)  # (m, n): aimed at target j
     best = np.maximum(table.hit.max(axis=0), LUNGE_CHAIN * lunge_kills.max(axis=0))
     top = np.sort(best)[::-1][: max(1, flicks)]
-    return Threat(float(top.sum()), float(per_man.sum()))
+    return Threat(float(top.sum()), float(per_man.sum()), table)
 
 
 def danger(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> float:

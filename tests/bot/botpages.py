@@ -18,9 +18,20 @@ class BotPage:
     turns: int = 0
 
 
-def play_bots(rules: RuleSet, seed: int, blue: str, red: str, *, max_turns: int = 400) -> BotPage:
+def play_bots(
+    rules: RuleSet,
+    seed: int,
+    blue: str,
+    red: str,
+    *,
+    max_turns: int = 400,
+    policies: tuple[str, str] = ("full", "full"),
+) -> BotPage:
     """Plays a page bot against bot; any refused action raises the engine's error (a failed test)."""
-    bots = {"blue": DawoodBot(blue, seed=seed + 1), "red": DawoodBot(red, seed=seed + 2)}
+    bots = {
+        "blue": DawoodBot(blue, seed=seed + 1, policy=policies[0]),
+        "red": DawoodBot(red, seed=seed + 2, policy=policies[1]),
+    }
     state = new_page(rules, seed)
     page = BotPage(final=state)
     while state.actor is not None and page.turns < max_turns:

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from dotfight.bot import DawoodBot
-from dotfight.bot.board import Board
 from dotfight.engine import RuleSet, State, apply, new_page
 
 
@@ -48,28 +47,6 @@ def test_bases_are_drawn_in_the_own_half_and_spread_across_it() -> None:
             assert xs[-1] - xs[0] >= 0.5 * rules.page_width
 
 
-def test_arranged_soldiers_stand_behind_their_walls() -> None:
-    state = setup_done(RuleSet.preset("classic"), seed=3, strength="hard")
-    board = Board.of(state)
-    for side in ("blue", "red"):
-        men = board.living(side)
-        outside = [k for k in men if board.home[k] < 0]
-        assert len(outside) <= 1  # at most one bait stepped out
-
-
-def test_now_and_then_one_man_steps_out_as_bait() -> None:
-    rules = RuleSet.preset("quick")
-    baits = 0
-    for seed in range(12):
-        state = setup_done(rules, seed=seed, strength="hard")
-        board = Board.of(state)
-        for side in ("blue", "red"):
-            outside = [k for k in board.living(side) if board.home[k] < 0]
-            assert len(outside) <= 1
-            baits += len(outside)
-    assert 0 < baits < 12  # now and then, not always
-
-
 def test_a_man_on_open_paper_within_easy_reach_is_crossed_out() -> None:
     rules = RuleSet.preset("custom", bases_per_side=2, soldiers_per_base=6)
     state = setup_done(rules)
@@ -100,7 +77,7 @@ def test_a_thinned_base_is_manned_again_when_the_road_is_safe() -> None:
     action = DawoodBot("normal", seed=1).choose(state)
     assert action["type"] == "send"
     assert action["to"] == bases[1].id
-    assert 1 <= len(action["soldiers"]) <= state.rules.send_max
+    assert 1 <= len(action["soldiers"]) <= 3  # send small
 
 
 def test_no_convoy_walks_past_an_enemy_standing_by_the_road() -> None:
