@@ -5,14 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dotfight.bot import STRENGTHS, DawoodBot
+from dotfight.bot import POLICIES, STRENGTHS, DawoodBot
 from dotfight.bot.luck import derive_seed
 from dotfight.engine import RuleSet
-
-try:  # TEMPORARY until branch bot lands C3 (policies)
-    from dotfight.bot import POLICIES  # type: ignore[attr-defined]
-except ImportError:
-    POLICIES = ("full", "snipe-only", "no-outside")
 
 # The bot's policies, in the order `--red-policy` offers them.
 KNOWN_POLICIES: tuple[str, ...] = tuple(POLICIES)
@@ -36,9 +31,7 @@ def player_label(strength: str, policy: str) -> str:
 
 def make_bot(strength: str, seed: int, policy: str) -> DawoodBot:
     """The Dawood-bot that plays one side of a lab page."""
-    if policy == FULL_POLICY:  # TEMPORARY until branch bot lands C3 (policies)
-        return DawoodBot(strength, seed=seed)
-    return DawoodBot(strength, seed=seed, policy=policy)  # type: ignore[call-arg]
+    return DawoodBot(strength, seed=seed, policy=policy)
 
 
 @dataclass(frozen=True)
