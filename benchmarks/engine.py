@@ -13,6 +13,14 @@ prints pages per second, with and without the player's own cost (replaying the r
     python3 benchmarks/engine.py                  # about 10 s
     python3 benchmarks/engine.py --calls 20000 --pages 200
     python3 benchmarks/engine.py --profile        # cProfile of the snipe and lunge paths, and of replay
+    python3 benchmarks/engine.py --against /tmp/engine-old --rounds 3   # interleaved with another tree
+
+`--against DIR` runs this script and DIR's own `benchmarks/engine.py` (an older checkout, e.g. made
+with `git archive <commit> dotfight tests benchmarks | tar -x -C DIR`) in alternating subprocesses and
+prints each figure's median over the rounds for both, and the ratio this/that (below 1: faster here).
+
+It also times the rule questions of `dotfight.engine.query` (`refusal`, `turn_options`) and a convoy's
+arrival (the bounded free-spot search) on the same kind of page.
 
 Targets on the 2-core development machine: snipe ≤ 30 µs and lunge ≤ 80 µs median; a median over its
 target is marked with "!".
@@ -26,7 +34,9 @@ import dataclasses
 import math
 import pstats
 import random
+import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -167,6 +177,74 @@ def bench_pages(pages: int) -> None:
     )
 
 
+def bench_questions(calls: int) -> None:
+    """Prints microseconds per rule question and per convoy arrival on Quick and Dawood pages."""
+    try:
+        from dotfight.engine import refusal, turn_options
+    except ImportError:  # an older tree without engine/query.py
+        return
+    for preset in ("quick", "dawood"):
+        state = new_page(RuleSet.preset(preset), 5)
+        for side, kind in (("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")):
+            state, _ = apply(state, side, {"type": kind})
+        flick = {"type": "flick", "soldier": "b1s1", "kind": "snipe", "vector": [0.0, -100.0]}
+        figures = {
+            "refusal": per_call_us(lambda s=state, a=flick: refusal(s, "blue", a), calls),
+            "turn_options": per_call_us(lambda s=state: turn_options(s), max(1, calls // 20)),
+        }
+        men = [s.id for s in state.soldiers if s.id.startswith("b1s")][:5]
+        sent, _ = apply(state, "blue", {"type": "send", "from": "b1", "to": "b3", "soldiers": men})
+        sent, _ = apply(
+            sent, "blue", {"type": "flick", "soldier": "b3s1", "kind": "snipe", "vector": [1.0, 0.0]}
+        )
+        arriving = {"type": "flick", "soldier": "b2s1", "kind": "snipe", "vector": [-1.0, 0.0]}
+        figures["arrival"] = per_call_us(lambda s=sent, a=arriving: apply(s, "red", a), max(1, calls // 20))
+        print(
+            f"  {preset:6} questions: " + "   ".join(f"{name} {us:7.1f} µs" for name, us in figures.items())
+        )
+
+
+def per_call_us(call: Callable[[], object], calls: int) -> float:
+    """Returns the median of five batches' microseconds per call."""
+    batches = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        batches.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(batches)
+
+
+FIGURE = re.compile(
+    r"^\s*(?P<kind>snipe|lunge)\s+opened\s+(?P<opened>[\d.]+).*?next\s+(?P<next>[\d.]+).*?warm\s+(?P<warm>[\d.]+)"
+)
+PAGES = re.compile(
+    r"^\s*(?P<name>random legal play|replay of the same logs)[^:]*:\s+(?P<rate>[\d.]+) pages/s"
+)
+
+
+def run_against(other: Path, rounds: int, calls: int, pages: int) -> None:
+    """Runs this script and `other`'s in alternating subprocesses; prints medians and ratios."""
+    scripts = {"this": Path(__file__).resolve(), "that": other.resolve() / "benchmarks" / "engine.py"}
+    results: dict[str, dict[str, list[float]]] = {"this": {}, "that": {}}
+    for round_number in range(rounds):
+        order = ("that", "this") if round_number % 2 else ("this", "that")
+        for which in order:
+            command = [sys.executable, str(scripts[which]), "--calls", str(calls), "--pages", str(pages)]
+            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            for line in output.splitlines():
+                if match := FIGURE.match(line):
+                    for situation in ("opened", "next", "warm"):
+                        name = f"{match['kind']} {situation} (µs)"
+                        results[which].setdefault(name, []).append(float(match[situation]))
+                elif match := PAGES.match(line):
+                    results[which].setdefault(f"{match['name']} (pages/s)", []).append(float(match["rate"]))
+    print(f"{rounds} interleaved rounds, median of each figure; ratio = this / that")
+    for name, values in results["this"].items():
+        mine, theirs = statistics.median(values), statistics.median(results["that"].get(name, [math.nan]))
+        print(f"  {name:40} this {mine:8.1f}   that {theirs:8.1f}   ratio {mine / theirs:5.2f}")
+
+
 def profile_resolution(state: State, calls: int) -> None:
     """Prints cProfile's top functions by own time for snipe and lunge calls on freshly opened states."""
     cases = flick_cases(state, calls)
@@ -204,13 +282,19 @@ def main() -> None:
     parser.add_argument(
         "--profile", action="store_true", help="profile the hot paths and replay instead of timing"
     )
+    parser.add_argument("--against", type=Path, help="another checkout to compare with, interleaved")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --against")
     args = parser.parse_args()
+    if args.against is not None:
+        run_against(args.against, args.rounds, args.calls, args.pages)
+        return
     state = mid_game_classic()
     if args.profile:
         profile_resolution(state, args.calls)
         profile_replay(args.pages)
         return
     bench_resolution(state, args.calls)
+    bench_questions(args.calls)
     bench_pages(args.pages)
 
 

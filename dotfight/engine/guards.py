@@ -26,7 +26,17 @@ def require_actor(state: State, side: Side, action: str) -> None:
 
 def require_standing(state: State, side: Side, soldier_id: str, action: str, on_road: str) -> Soldier:
     """Refuses an action by a soldier who is not the side's, is crossed out, or walks on the road
-    (`on_road` says why that matters for this action); returns the soldier."""
+    (`on_road` says why that matters for this action); returns the soldier.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> require_standing(page, "blue", "b1s1", "flick", "is on the road").id
+    'b1s1'
+    >>> require_standing(page, "blue", "b2s1", "flick", "is on the road")
+    Traceback (most recent call last):
+    ...
+    dotfight.engine.errors.IllegalAction: flick: b2s1 is red's soldier
+    """
     soldier = state.soldier(soldier_id)
     if soldier.side != side:
         raise IllegalAction("not_your_soldier", f"{action}: {soldier_id} is {soldier.side}'s soldier")

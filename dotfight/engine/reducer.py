@@ -169,7 +169,18 @@ def check_flick(state: State, side: Side, action: Flick) -> None:
 
 def check_flicker(state: State, side: Side, soldier_id: str, kind: str) -> None:
     """Refuses a flick of this kind by this soldier now, whatever its pull: out of play or turn, not the
-    side's soldier, crossed out, on the road, or not the lunge a pending chain owes."""
+    side's soldier, crossed out, on the road, or not the lunge a pending chain owes.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> check_flicker(page, "blue", "b1s1", "snipe")
+    >>> check_flicker(page, "red", "b2s1", "snipe")
+    Traceback (most recent call last):
+    ...
+    dotfight.engine.errors.IllegalAction: flick: it is blue's move, not red's
+    """
     _check_soldier(state, side, soldier_id)
     _check_chain(state, soldier_id, kind)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import replace
-from functools import lru_cache
 
 from .actions import Send
 from .errors import IllegalAction
 from .guards import require_actor, require_phase, require_standing
 from .jotting import jot
+from .rules import MAX_BASES_PER_SIDE, MAX_SOLDIERS_PER_BASE
 from .state import (
     Base,
     Convoy,
@@ -78,12 +80,10 @@ def check_send(state: State, side: Side, action: Send) -> None:
             "chain_pending", f"send: {turn.chain.soldier} owes his lunge-again and cannot walk"
         )
     if turn.chain is None and turn.flicks_left > 0:
-        staying = [
-            s
-            for s in state.soldiers
-            if s.side == side and s.alive and not s.on_road and s.id not in action.soldiers
-        ]
-        if not staying:
+        walking = set(action.soldiers)
+        if not any(
+            s.side == side and s.alive and not s.on_road and s.id not in walking for s in state.soldiers
+        ):
             raise IllegalAction(
                 "no_soldier_left", "send: nobody would be left to make the flick this turn owes"
             )
@@ -174,35 +174,89 @@ def free_spot(
     base: Base, taken: list[tuple[float, float]], dot_radius: float, capacity: int
 ) -> tuple[float, float]:
     """Returns the first free spot in the ring: the base's own jotting spots first, then a fine hex grid
-    inside the wall; if none is free, the spot with the most clearance (a crowded ring still takes him)."""
+    inside the wall, nearest the centre first; if none is free, the spot with the most clearance (a
+    crowded ring still takes him). See `free_spot_search` for why the work is bounded."""
+    return free_spot_search(base, taken, dot_radius, capacity)[0]
+
+
+# Each dot blocks at most 4 points of a hex grid whose spacing is a hair over its diameter (no open disc
+# of radius 2·dot_radius holds more), so among the first MAX_SPOTS_TRIED candidates — a full base's
+# jotting spots, 4 per dot that can stand on the page, and one more — one is free, or the grid has run
+# out. The bound holds for every rule set `RuleSet` accepts (at most 2 × 8 × 20 soldiers).
+MAX_SOLDIERS_ON_PAGE = 2 * MAX_BASES_PER_SIDE * MAX_SOLDIERS_PER_BASE
+MAX_SPOTS_TRIED = MAX_SOLDIERS_PER_BASE + 4 * MAX_SOLDIERS_ON_PAGE + 1
+
+
+def free_spot_search(
+    base: Base, taken: list[tuple[float, float]], dot_radius: float, capacity: int
+) -> tuple[tuple[float, float], int]:
+    """Returns `free_spot`'s answer and how many candidate spots it tried (at most MAX_SPOTS_TRIED,
+    whatever the ratio of base to dot: the grid is walked outwards lazily, never built whole).
+
+    >>> from dotfight.engine import Base
+    >>> ring = Base("b1", "blue", 500.0, 1100.0, 80.0, 8)
+    >>> spot, tried = free_spot_search(ring, [(500.0, 1100.0)], 0.001, 8)
+    >>> [round(v, 3) for v in spot], tried  # the centre jotting spot is taken, the next one is free
+    ([500.0, 1020.002], 2)
+    """
     need = (2 * dot_radius) ** 2
+    # Every candidate lies within r − dot_radius of the centre, so a dot farther than r + 3·dot_radius is
+    # more than two dot radii from all of them: it never blocks one nor is any blocked one's nearest.
+    reach = (base.r + 3 * dot_radius) ** 2
+    taken = [(tx, ty) for tx, ty in taken if (tx - base.x) ** 2 + (ty - base.y) ** 2 <= reach]
     best: tuple[float, float] = (base.x, base.y)
     best_clearance = -1.0
-    for x, y in _candidates(base, dot_radius, capacity):
+    tried = 0
+    spots = jot(base.x, base.y, base.r, capacity, dot_radius, flip=base.side == "red")
+    for x, y in itertools.chain(spots, _grid_outwards(base, dot_radius)):
+        tried += 1
         clearance = min(((x - tx) ** 2 + (y - ty) ** 2 for tx, ty in taken), default=math.inf)
         if clearance >= need:
-            return x, y
+            return (x, y), tried
         if clearance > best_clearance:
             best, best_clearance = (x, y), clearance
-    return best
+        if tried >= MAX_SPOTS_TRIED:
+            break  # never reached: a safety net for the bound above
+    return best, tried
 
 
-# Cached: a convoy's soldiers each look for a spot in the same ring, which never changes shape.
-@lru_cache(maxsize=64)
-def _candidates(base: Base, dot_radius: float, capacity: int) -> tuple[tuple[float, float], ...]:
-    spots = jot(base.x, base.y, base.r, capacity, dot_radius, flip=base.side == "red")
+def _grid_outwards(base: Base, dot_radius: float) -> Iterator[tuple[float, float]]:
+    """Yields the hex grid's points inside the ring (centre at most `r − dot_radius` from the base's),
+    in order of (distance from the centre, angle), one band of distances at a time.
+
+    The points and their order are exactly those of sorting the whole grid at once (the free-spot search
+    of every stored page), but each band costs only about the points in it."""
     step = 2 * dot_radius * (1 + 1e-9)
+    row_height = step * math.sqrt(3) / 2
     limit = base.r - dot_radius
-    grid: list[tuple[float, float, float, float]] = []
-    rows = int(limit / (step * math.sqrt(3) / 2)) + 1
-    cols = int(limit / step) + 2
-    for row in range(-rows, rows + 1):
-        gy = row * step * math.sqrt(3) / 2
-        shift = step / 2 if row % 2 else 0.0
-        for col in range(-cols, cols + 1):
-            gx = col * step + shift
-            distance = math.hypot(gx, gy)
-            if distance <= limit:
-                grid.append((distance, math.atan2(gy, gx), base.x + gx, base.y + gy))
-    grid.sort()
-    return (*spots, *((x, y) for _, _, x, y in grid))
+    band = 0
+    while band * step <= limit:
+        low, high = band * step, (band + 1) * step
+        points: list[tuple[float, float, float, float]] = []
+        reach = int(high / row_height) + 1
+        for row in range(-reach, reach + 1):
+            gy = row * step * math.sqrt(3) / 2  # the very expression the whole grid used, for equal floats
+            shift = step / 2 if row % 2 else 0.0
+            if abs(gy) >= high + step:
+                continue
+            outer = math.sqrt(max(high * high - gy * gy, 0.0))
+            inner = math.sqrt(max(low * low - gy * gy, 0.0))
+            for first, last in _column_spans(inner, outer, shift, step):
+                for col in range(first, last + 1):
+                    gx = col * step + shift
+                    distance = math.hypot(gx, gy)
+                    if low <= distance < high and distance <= limit:
+                        points.append((distance, math.atan2(gy, gx), base.x + gx, base.y + gy))
+        points.sort()
+        for _, _, x, y in points:
+            yield x, y
+        band += 1
+
+
+def _column_spans(inner: float, outer: float, shift: float, step: float) -> list[tuple[int, int]]:
+    """The grid columns whose x may lie in inner ≤ |x| ≤ outer (with a column of slack each way)."""
+    left = (math.floor((-outer - shift) / step) - 1, math.ceil((-inner - shift) / step) + 1)
+    right = (math.floor((inner - shift) / step) - 1, math.ceil((outer - shift) / step) + 1)
+    if left[1] >= right[0]:
+        return [(left[0], right[1])]
+    return [left, right]

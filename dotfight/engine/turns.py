@@ -39,7 +39,15 @@ def finish_flick(state: State) -> tuple[State, list[Event]]:
 
 
 def turn_is_spent(state: State) -> bool:
-    """Tells whether the turn in play is over: no chain pending, and no flick left or nobody to make it."""
+    """Tells whether the turn in play is over: no chain pending, and no flick left or nobody to make it.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> turn_is_spent(page), page.turn.flicks_left
+    (False, 1)
+    """
     turn = state.turn
     if state.phase != "play" or turn is None or turn.chain is not None:
         return False
@@ -70,7 +78,15 @@ def check_stop(state: State, side: Side) -> None:
 
 
 def stop_ends_turn(state: State) -> bool:
-    """Tells whether an accepted `stop` now would pass the turn (not only drop a pending chain)."""
+    """Tells whether an accepted `stop` now would pass the turn (not only drop a pending chain).
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> stop_ends_turn(page)  # a stop before the first flick is refused, but would end the turn
+    True
+    """
     return turn_is_spent(_stopped(state))
 
 

@@ -17,12 +17,21 @@ from dotfight.engine import (
     RuleSetError,
     State,
     apply,
+    can_stand,
+    check_new_page,
+    flick,
+    flickable,
     new_page,
+    placement_problem,
+    refusal,
     resolve_lunge,
     resolve_snipe,
+    send_options,
+    turn_options,
 )
 from dotfight.engine.geometry import Circle, edge_distance, quadratic_roots
 from dotfight.engine.rng import normal
+from dotfight.engine.send import free_spot_search
 
 pytestmark = pytest.mark.skipif(sys.flags.optimize >= 2, reason="python -OO strips docstrings")
 
@@ -37,8 +46,11 @@ ENGINE_MODULES = [
 KEY_MODULES = [
     "dotfight.engine",
     "dotfight.engine.errors",
+    "dotfight.engine.flick",
     "dotfight.engine.geometry",
+    "dotfight.engine.limits",
     "dotfight.engine.lunge",
+    "dotfight.engine.query",
     "dotfight.engine.reducer",
     "dotfight.engine.replay",
     "dotfight.engine.rng",
@@ -65,6 +77,22 @@ DOCUMENTED: dict[str, object] = {
     "Replay": Replay,
     "resolve_snipe": resolve_snipe,
     "resolve_lunge": resolve_lunge,
+    "check_new_page": check_new_page,
+    "refusal": refusal,
+    "placement_problem": placement_problem,
+    "can_stand": can_stand,
+    "flickable": flickable,
+    "send_options": send_options,
+    "turn_options": turn_options,
+    "flick.power_for_reach": flick.power_for_reach,
+    "flick.pull_for_reach": flick.pull_for_reach,
+    "flick.wild_spread": flick.wild_spread,
+    "flick.wall_loss": flick.wall_loss,
+    "flick.wall_shake": flick.wall_shake,
+    "flick.man_shake": flick.man_shake,
+    "flick.link_shake": flick.link_shake,
+    "flick.in_last_stand": flick.in_last_stand,
+    "send.free_spot_search": free_spot_search,
     "rng.normal": normal,
     "geometry.quadratic_roots": quadratic_roots,
     "geometry.edge_distance": edge_distance,
