@@ -76,11 +76,11 @@ def wild_spread(rules: RuleSet, t: float) -> float:
     """Returns the launch spread of a flick of power t (before steadiness):
     `σ = wildness_soft + (wildness − wildness_soft) × t^wildness_curve`.
 
-    >>> rules = RuleSet.preset("classic")  # wildness 0.10 radians, no spread at the softest power
+    >>> rules = RuleSet.preset("classic")  # wildness 0.08 radians, curve 3, no spread at the softest power
     >>> wild_spread(rules, 1.0), wild_spread(rules, 0.5), wild_spread(rules, 0.0)
-    (0.1, 0.025, 0.0)
+    (0.08, 0.01, 0.0)
     >>> wild_spread(rules.replace(wildness_soft=0.02, wildness_curve=1), 0.5)
-    0.06
+    0.05
     """
     shape = math.pow(t, rules.wildness_curve)
     if shape >= 1.0:
@@ -105,7 +105,7 @@ def wall_shake(rules: RuleSet, fullness: Fullness) -> Fullness:
     """Returns the spread (radians) a wall of the given fullness turns a lunger by (before steadiness):
     `(shake_empty + (shake_full − shake_empty) × f) / shake_sigmas`.
 
-    >>> rules = RuleSet.preset("classic")  # 1° empty, 57° full, read as one spread
+    >>> rules = RuleSet.preset("classic", shake_sigmas=1)  # 1° empty, 57° full, read as one spread
     >>> wall_shake(rules, 0.0), wall_shake(rules, 1.0)
     (0.0175, 0.995)
     >>> round(wall_shake(rules.replace(shake_sigmas=3), 1.0), 4)  # 57° as the largest deflection
@@ -119,7 +119,7 @@ def man_shake(rules: RuleSet) -> float:
     """Returns the spread (radians) crossing out a man turns a lunger by (before steadiness):
     `shake_man / shake_sigmas`.
 
-    >>> man_shake(RuleSet.preset("classic"))
+    >>> man_shake(RuleSet.preset("classic", shake_sigmas=1))  # 2.3° read as one spread
     0.04
     """
     return rules.shake_man / rules.shake_sigmas

@@ -105,10 +105,11 @@ class RuleSet:
     pull_max: float = 300.0
     reach_min_frac: float = 0.2
     reach_curve: float = 2.0
-    wildness: float = 0.10
-    # §4 calibration (docs/RULES-NOTES.md): the launch spread at the softest power, and its curve
+    # §4 calibrated by the lab (docs/RULES-NOTES.md, "Calibration"; RULES.md's provisional 0.10 and 2):
+    # the spread of a full-power flick, the spread at the softest power, and its curve
+    wildness: float = 0.08
     wildness_soft: float = 0.0
-    wildness_curve: float = 2.0
+    wildness_curve: float = 3.0
     # §5 snipe
     wall_loss_empty: float = 0.03
     wall_loss_full: float = 0.85
@@ -118,8 +119,8 @@ class RuleSet:
     shake_full: float = 0.995
     shake_man: float = 0.04
     lunge_link_shake: float = 0.05
-    # §6 calibration: how many standard deviations the book's degrees of wall and man shake are
-    shake_sigmas: float = 1.0
+    # §6 calibrated by the lab: how many standard deviations the book's degrees of wall and man shake are
+    shake_sigmas: float = 2.75
     # §7 send
     send_max: int = 5
     # §9 last stand

@@ -2,6 +2,9 @@
 
     dotfight lab --preset quick --games 1000 --seed 7 --bot normal --set wall_loss_full=0.7 \
         --json out.json --plot out.png --workers 2 --bot-red hard
+    dotfight lab --preset quick --bot normal --red-policy snipe-only --alternate --games 200
+    dotfight lab sweep --preset quick --param wildness=0.02:0.2:8 --bot normal --games 200 \
+        --plot out.png --json out.json
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -26,10 +31,12 @@ from rich.progress import (
 from dotfight.bot import STRENGTHS
 from dotfight.engine import EngineError
 from dotfight.engine.rules import PRESET_NAMES
-from dotfight.lab.config import DEFAULT_TURN_CAP, LabConfig
+from dotfight.lab.config import DEFAULT_TURN_CAP, FULL_POLICY, KNOWN_POLICIES, LabConfig
 from dotfight.lab.report import build_report
-from dotfight.lab.runner import default_workers, run_pages
-from dotfight.lab.table import print_report
+from dotfight.lab.runner import Progress as Tick
+from dotfight.lab.runner import default_workers, run_lab
+from dotfight.lab.sweep import Param, Sweep, run_sweep, write_json
+from dotfight.lab.table import print_report, sweep_table
 
 # The lab's default bot: the fastest strength, so 1000 Quick pages take minutes, not hours.
 DEFAULT_BOT = "easy"
@@ -49,6 +56,12 @@ def parse_override(text: str) -> tuple[str, Any]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Registers the lab's options."""
     parser.add_argument(
+        "mode",
+        nargs="?",
+        choices=("sweep",),
+        help="`sweep`: play the run at every value of --param (one, or two for a grid)",
+    )
+    parser.add_argument(
         "--preset", default="classic", choices=PRESET_NAMES, help="rule preset (default classic)"
     )
     parser.add_argument("--games", type=int, default=100, help="pages to play (default 100)")
@@ -60,6 +73,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"strength of both bots, or of blue with --bot-red (default {DEFAULT_BOT})",
     )
     parser.add_argument("--bot-red", default=None, choices=list(STRENGTHS), help="strength of the red bot")
+    for side in ("blue", "red"):
+        parser.add_argument(
+            f"--{side}-policy",
+            default=FULL_POLICY,
+            choices=list(KNOWN_POLICIES),
+            help=f"what the {side} bot may do (default {FULL_POLICY}; snipe-only never lunges, "
+            "no-outside keeps every man inside a base)",
+        )
     parser.add_argument(
         "--alternate",
         action="store_true",
@@ -83,12 +104,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the report as JSON here")
     parser.add_argument("--plot", dest="plot_path", default=None, help="draw the distributions to this PNG")
+    parser.add_argument(
+        "--no-twins",
+        dest="twins",
+        action="store_false",
+        help="skip the twin pages with free walls (no walls/free-walls length ratio; half the work)",
+    )
+    parser.add_argument(
+        "--param",
+        dest="params",
+        action="append",
+        default=[],
+        metavar="NAME=START:STOP:COUNT",
+        help="sweep only: a rule parameter and its values (or NAME=A,B,C); twice for a grid",
+    )
+    parser.add_argument(
+        "--state",
+        default=None,
+        help="sweep only: the file of finished pages a rerun continues from (default: the JSON's name "
+        "+ .pages.jsonl)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
 
+def _fail(err: Console, exc: Exception) -> int:
+    code = getattr(exc, "code", "bad_request")
+    err.print(f"[red]lab: {code}: {exc}[/red]")
+    return 2
+
+
+@contextlib.contextmanager
+def _progress(err: Console, quiet: bool, label: str) -> Iterator[tuple[Tick, Callable[[int], None]]]:
+    """A rich progress bar on stderr: yields (advance by n, set the total); silent when quiet."""
+    if quiet:
+        yield (lambda done: None), (lambda total: None)
+        return
+    columns = (
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err) as progress:
+        task = progress.add_task(label, total=None)
+        yield (lambda done: progress.advance(task, done)), (lambda total: progress.update(task, total=total))
+
+
 def run(args: argparse.Namespace) -> int:
-    """Plays the run, prints the table, writes the JSON and the picture; returns the exit status."""
+    """Plays the run (or the sweep), prints the table, writes the JSON and the picture; returns the exit
+    status."""
     err = Console(stderr=True)
+    if args.mode == "sweep" and not args.params:
+        return _fail(err, ValueError("a sweep needs --param NAME=START:STOP:COUNT"))
+    if args.mode != "sweep" and (args.params or args.state):
+        return _fail(err, ValueError("--param and --state belong to `dotfight lab sweep`"))
     try:
         config = LabConfig(
             preset=args.preset,
@@ -99,39 +169,64 @@ def run(args: argparse.Namespace) -> int:
             bot_red=args.bot_red,
             alternate=args.alternate,
             turn_cap=args.turn_cap,
+            policy_blue=args.blue_policy,
+            policy_red=args.red_policy,
         )
+        sweep = None
+        if args.mode == "sweep":
+            sweep = Sweep(config, tuple(Param.parse(text) for text in args.params), twins=args.twins)
     except (EngineError, ValueError) as exc:
-        code = getattr(exc, "code", "bad_request")
-        err.print(f"[red]lab: {code}: {exc}[/red]")
-        return 2
+        return _fail(err, exc)
     workers = args.workers if args.workers is not None else default_workers()
+    if sweep is not None:
+        return _run_sweep(args, sweep, workers, err)
     started = time.perf_counter()
-    if args.quiet:
-        records = run_pages(config, workers)
-    else:
-        columns = (
-            TextColumn("pages"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, console=err) as progress:
-            task = progress.add_task("pages", total=config.games)
-            records = run_pages(config, workers, lambda done: progress.advance(task, done))
+    pages = config.games * (2 if args.twins else 1)
+    with _progress(err, args.quiet, "pages") as (tick, total):
+        total(pages)
+        records, twins = run_lab(config, workers, tick, twins=args.twins)
     elapsed = time.perf_counter() - started
-    report = build_report(config, records)
+    report = build_report(config, records, twins)
     if not args.quiet:
         print_report(report, Console())
-        err.print(f"{config.games} pages in {elapsed:.1f} s on {workers} worker(s)")
+        twins_note = f" ({config.games} and their free-walls twins)" if args.twins else ""
+        err.print(f"{pages} pages in {elapsed:.1f} s on {workers} worker(s){twins_note}")
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as out:
-            json.dump(report, out, indent=2, sort_keys=True, allow_nan=False)
-            out.write("\n")
+        write_json(Path(args.json_path), report)
     if args.plot_path:
         from dotfight.lab.plot import draw_report
 
         draw_report(report, records, args.plot_path)
+    return 0
+
+
+def _run_sweep(args: argparse.Namespace, sweep: Sweep, workers: int, err: Console) -> int:
+    """Plays the sweep's missing pages, writing the summary JSON as points complete."""
+    json_path = Path(args.json_path) if args.json_path else None
+    state = args.state or (f"{args.json_path}.pages.jsonl" if args.json_path else None)
+    state_path = Path(state) if state else None
+    started = time.perf_counter()
+
+    def save(summary: dict[str, object]) -> None:
+        if json_path is not None:
+            write_json(json_path, summary)
+
+    with _progress(err, args.quiet, f"sweep of {len(sweep.points)} points: pages") as (tick, total):
+
+        def start(missing: int, all_pages: int) -> None:
+            total(missing)
+            if not args.quiet and missing < all_pages:
+                err.print(f"resuming: {all_pages - missing} of {all_pages} pages already played ({state})")
+
+        summary = run_sweep(sweep, workers, state_path, tick, save, start)
+    save(summary)
+    if not args.quiet:
+        Console().print(sweep_table(summary))
+        err.print(f"sweep done in {time.perf_counter() - started:.1f} s on {workers} worker(s)")
+    if args.plot_path:
+        from dotfight.lab.plot import draw_sweep
+
+        draw_sweep(summary, args.plot_path)
     return 0
 
 

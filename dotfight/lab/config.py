@@ -2,20 +2,45 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dotfight.bot import STRENGTHS
+from dotfight.bot import POLICIES, STRENGTHS, DawoodBot
 from dotfight.bot.luck import derive_seed
 from dotfight.engine import RuleSet
 
+# The bot's policies, in the order `--red-policy` offers them.
+KNOWN_POLICIES: tuple[str, ...] = tuple(POLICIES)
 # A page still going after this many turns is a stalemate: stopped and counted apart.
 DEFAULT_TURN_CAP = 300
+# The bot's policy when none is named: the whole game (lunges and men standing outside included).
+FULL_POLICY = "full"
+# Walls that cost nothing: the twin pages of the walls/free-walls length ratio play with these.
+FREE_WALLS: dict[str, float] = {
+    "wall_loss_empty": 0.0,
+    "wall_loss_full": 0.0,
+    "shake_empty": 0.0,
+    "shake_full": 0.0,
+}
+
+
+def player_label(strength: str, policy: str) -> str:
+    """The name of a player in the report: its strength, with `+policy` unless the policy is full."""
+    return strength if policy == FULL_POLICY else f"{strength}+{policy}"
+
+
+def make_bot(strength: str, seed: int, policy: str) -> DawoodBot:
+    """The Dawood-bot that plays one side of a lab page."""
+    return DawoodBot(strength, seed=seed, policy=policy)
 
 
 @dataclass(frozen=True)
 class LabConfig:
-    """One lab run. `bot_red` defaults to `bot_blue`; with `alternate` the bots swap colours on odd pages."""
+    """One lab run. `bot_red` defaults to `bot_blue`; with `alternate` the bots swap colours on odd pages.
+
+    With `free_walls` every wall costs nothing (no loss, no shake): the twin run of the walls/free-walls
+    length ratio, played on the same seeds.
+    """
 
     preset: str = "classic"
     overrides: dict[str, Any] = field(default_factory=dict)
@@ -25,6 +50,9 @@ class LabConfig:
     bot_red: str | None = None
     alternate: bool = False
     turn_cap: int = DEFAULT_TURN_CAP
+    policy_blue: str = FULL_POLICY
+    policy_red: str = FULL_POLICY
+    free_walls: bool = False
 
     def __post_init__(self) -> None:
         if self.games < 1:
@@ -34,6 +62,9 @@ class LabConfig:
         for name in (self.bot_blue, self.red_strength):
             if name not in STRENGTHS:
                 raise ValueError(f"unknown bot strength {name!r}: choose one of {', '.join(STRENGTHS)}")
+        for policy in (self.policy_blue, self.policy_red):
+            if policy not in POLICIES:
+                raise ValueError(f"unknown bot policy {policy!r}: choose one of {', '.join(POLICIES)}")
         self.rules()  # validates the preset and every override (RuleSetError names the field)
 
     @property
@@ -41,15 +72,44 @@ class LabConfig:
         """The strength of the bot that plays red on even pages."""
         return self.bot_red or self.bot_blue
 
+    @property
+    def player_a(self) -> str:
+        """The player that is blue on even pages ("blue" in the settings)."""
+        return player_label(self.bot_blue, self.policy_blue)
+
+    @property
+    def player_b(self) -> str:
+        """The player that is red on even pages."""
+        return player_label(self.red_strength, self.policy_red)
+
     def rules(self) -> RuleSet:
         """The rule set every page of the run is played with."""
-        return RuleSet.preset(self.preset, **self.overrides)
+        rules = RuleSet.preset(self.preset, **self.overrides)
+        return rules.replace(**FREE_WALLS) if self.free_walls else rules
+
+    def twin(self) -> LabConfig:
+        """The same run with walls that cost nothing (same seeds, same bots)."""
+        return replace(self, free_walls=True)
+
+    def players(self, index: int) -> tuple[tuple[str, str], tuple[str, str]]:
+        """((strength, policy) of blue, (strength, policy) of red) on page `index`."""
+        a = (self.bot_blue, self.policy_blue)
+        b = (self.red_strength, self.policy_red)
+        return (b, a) if self.alternate and index % 2 == 1 else (a, b)
+
+    def side_of_a(self, index: int) -> str:
+        """The colour player a (`bot_blue`, `policy_blue`) plays on page `index`."""
+        return "red" if self.alternate and index % 2 == 1 else "blue"
 
     def strengths(self, index: int) -> tuple[str, str]:
         """(blue, red) strengths on page `index`."""
-        if self.alternate and index % 2 == 1:
-            return self.red_strength, self.bot_blue
-        return self.bot_blue, self.red_strength
+        (blue, _), (red, _) = self.players(index)
+        return blue, red
+
+    def labels(self, index: int) -> tuple[str, str]:
+        """(blue, red) player labels on page `index`."""
+        blue, red = self.players(index)
+        return player_label(*blue), player_label(*red)
 
     def page_seed(self, index: int) -> int:
         """Page `index`'s 128-bit seed: a function of (run seed, index) only."""
@@ -67,6 +127,8 @@ class LabConfig:
             "games": self.games,
             "seed": self.seed,
             "bots": {"blue": self.bot_blue, "red": self.red_strength},
+            "policies": {"blue": self.policy_blue, "red": self.policy_red},
             "alternate": self.alternate,
             "turn_cap": self.turn_cap,
+            "free_walls": self.free_walls,
         }

@@ -72,3 +72,83 @@ def draw_report(report: dict[str, Any], records: Sequence[PageRecord], path: str
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+# The sweep plot's panels: (figure, title); the last panel is a win rate (see `draw_sweep`).
+SWEEP_PANELS = (
+    ("risk_ratio", "risk ratio: inside / outside"),
+    ("walls_length_ratio", "page length: walls / free walls"),
+    ("longest_turn", "flicks in the longest turn (mean)"),
+    ("lunge_share", "share of flicks that are lunges"),
+    ("turns", "turns a page"),
+)
+
+
+def draw_sweep(summary: dict[str, Any], path: str | Path) -> None:
+    """Writes a PNG with one panel per figure: each point's value, its 95 % interval as a band, and
+    the book's value ±20 % as a grey band where the book gives one. A grid of two parameters draws one
+    line per value of the second."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dotfight.lab.book import book_value, target_band
+
+    sweep = summary["sweep"]
+    params = sweep["params"]
+    x_name = params[0]["name"]
+    line_name = params[1]["name"] if len(params) > 1 else None
+    points = summary["points"]
+    players = f"{sweep['bots']['blue']}/{sweep['bots']['red']}"
+    policies = sweep.get("policies", {})
+    if any(p != "full" for p in policies.values()):
+        players = f"{sweep['bots']['blue']}+{policies['blue']} vs {sweep['bots']['red']}+{policies['red']}"
+    head_to_head = (
+        any(p != "full" for p in policies.values()) or sweep["bots"]["blue"] != sweep["bots"]["red"]
+    )
+    win = (
+        ("win_rate_a", "win rate of blue's settings (a)")
+        if head_to_head
+        else (
+            "first_side_win_rate",
+            "first side (blue) win rate",
+        )
+    )
+    panels = (*SWEEP_PANELS, win)
+    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
+    fixed = ", ".join(f"{k}={v}" for k, v in sweep["overrides"].items())
+    fig.suptitle(
+        f"Dotfight lab sweep: {sweep['preset']}, {sweep['games']} pages a point, bots {players}, "
+        f"seed {sweep['seed']}" + (f", {fixed}" if fixed else "")
+    )
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for point in points:
+        groups.setdefault(point["params"].get(line_name) if line_name else None, []).append(point)
+    for ax, (name, title) in zip(axes.flat, panels, strict=True):
+        band = target_band(name, sweep["preset"])
+        if band is not None:
+            ax.axhspan(*band, color="#cccccc", alpha=0.5, label="book ±20 %")
+            ax.axhline(book_value(name, sweep["preset"]), color="#888888", linewidth=0.8)
+        for n, (group, members) in enumerate(sorted(groups.items(), key=lambda g: (g[0] is None, g[0]))):
+            members = sorted(members, key=lambda p: p["params"][x_name])
+            xs, ys, lows, highs = [], [], [], []
+            for point in members:
+                value = point["figures"][name]
+                if value is None or value["value"] is None:
+                    continue
+                xs.append(point["params"][x_name])
+                ys.append(value["value"])
+                lows.append(value["low"] if value["low"] is not None else value["value"])
+                highs.append(value["high"] if value["high"] is not None else value["value"])
+            colour = f"C{n % 10}"
+            label = f"{line_name}={group:g}" if line_name else None
+            ax.plot(xs, ys, marker="o", color=colour, label=label)
+            ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+        ax.set_title(title)
+        ax.set_xlabel(x_name)
+        if line_name or band is not None:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -43,7 +43,7 @@ def test_the_lab_writes_its_report_and_picture(tmp_path: Path, capsys: pytest.Ca
     assert report["config"]["bots"] == {"blue": "easy", "red": "normal"}
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     printed = capsys.readouterr()
-    assert "turns per page" in printed.out
+    assert "turns a page" in printed.out
     assert "pages in" in printed.err  # the progress and timing go to stderr
 
 

@@ -48,10 +48,15 @@ def calibrations(draw: st.DrawFn) -> RuleSet:
     )
 
 
-def test_the_presets_keep_todays_numbers_for_now() -> None:
+def test_every_preset_holds_the_labs_calibration() -> None:
+    # docs/RULES-NOTES.md, "Calibration": the same four numbers for Quick, Classic, Dawood and Custom.
     for rules in PRESETS.values():
-        assert (rules.wildness_soft, rules.shake_sigmas) == (0.0, 1.0)
-        assert rules.wildness_curve == rules.reach_curve
+        assert (rules.wildness, rules.wildness_soft, rules.wildness_curve, rules.shake_sigmas) == (
+            0.08,
+            0.0,
+            3.0,
+            2.75,
+        )
 
 
 def test_stored_rules_without_the_fields_take_their_legacy_values(calibrated_presets: None) -> None:
@@ -92,7 +97,7 @@ def test_legacy_values_give_exactly_yesterdays_spread(rules: RuleSet, t: float) 
 
 @given(powers, st.floats(min_value=1.0, max_value=3.0))
 def test_shake_sigmas_divide_the_books_degrees(fullness: float, sigmas: float) -> None:
-    book = RuleSet.preset("classic")
+    book = RuleSet.preset("classic", shake_sigmas=1)
     legacy = book.shake_empty + (book.shake_full - book.shake_empty) * fullness
     assert wall_shake(book, fullness) == legacy  # one spread: exactly yesterday's number
     read = book.replace(shake_sigmas=sigmas)

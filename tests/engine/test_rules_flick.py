@@ -11,7 +11,7 @@ import pytest
 from dotfight.engine import RuleSet, resolve_snipe
 from dotfight.engine.flick import power, reach
 from dotfight.engine.rng import normal, uniform
-from tests.engine.conftest import Page, flick, steady_rules
+from tests.engine.conftest import LEGACY_SPREADS, Page, flick, steady_rules
 
 D = math.hypot(1000, 1400)
 
@@ -58,7 +58,7 @@ CLIPPED_SD = 0.9865  # the standard deviation of a standard normal clipped to ±
     [(300, False, 0.10), (150, False, 0.025), (300, True, 0.05)],
 )
 def test_wildness_spread_statistics(pull: float, last_stand: bool, sigma: float) -> None:
-    deviations = _deviations(RuleSet.preset("classic"), pull, last_stand)
+    deviations = _deviations(RuleSet.preset("classic", **LEGACY_SPREADS), pull, last_stand)
     assert abs(statistics.fmean(deviations)) < 4 * sigma / math.sqrt(len(deviations))
     assert statistics.stdev(deviations) == pytest.approx(sigma * CLIPPED_SD, rel=0.05)
     assert max(abs(d) for d in deviations) <= 3 * sigma + 1e-12

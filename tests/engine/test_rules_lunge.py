@@ -9,7 +9,7 @@ import pytest
 
 from dotfight.engine import IllegalAction, RuleSet, apply, resolve_lunge
 from dotfight.engine.rng import normal
-from tests.engine.conftest import Page, flick, of_type, steady_rules, types
+from tests.engine.conftest import LEGACY_SPREADS, Page, flick, of_type, steady_rules, types
 
 D = math.hypot(1000, 1400)
 SOFT = 0.2 * D + 0.8 * D * (1 / 300) ** 2  # the reach of a 1-unit pull
@@ -99,7 +99,7 @@ def test_landing_in_an_own_base_joins_its_garrison(page: Page) -> None:
 
 
 def test_a_lunge_keeps_its_full_length_when_shaken() -> None:
-    rules = RuleSet.preset("classic")  # real shake
+    rules = RuleSet.preset("classic", **LEGACY_SPREADS)  # real shake
     page = Page(rules, seed=99)
     page.base("red", 500, 560, 80)  # his run crosses this full red base
     page.man("blue", 500, 720, "runner")
@@ -115,7 +115,7 @@ def test_a_lunge_keeps_its_full_length_when_shaken() -> None:
 
 
 def test_a_lunge_draws_launch_then_one_per_wall_or_man_in_order() -> None:
-    rules = RuleSet.preset("classic")
+    rules = RuleSet.preset("classic", **LEGACY_SPREADS)
     page = Page(rules, seed=1234)
     page.base("blue", 500, 1000, 80)
     page.base("red", 500, 500, 80)

@@ -13,13 +13,13 @@ from dotfight.engine import PRESETS, RuleSet, RuleSetError
 RULE_BOOK = {
     "page_width": 1000, "page_height": 1400, "dot_radius": 7, "outside_margin": 20, "base_radius_min": 40,
     "base_radius_max": 100, "base_gap": 30, "bases_per_side": 4, "soldiers_per_base": 8, "pull_max": 300,
-    "reach_min_frac": 0.2, "reach_curve": 2, "wildness": 0.10, "wall_loss_empty": 0.03,
+    "reach_min_frac": 0.2, "reach_curve": 2, "wall_loss_empty": 0.03,
     "wall_loss_full": 0.85, "man_loss": 0.05, "shake_empty": 0.0175, "shake_full": 0.995, "shake_man": 0.04,
     "lunge_link_shake": 0.05,
     "send_max": 5, "last_stand_at": 4, "last_stand_flicks": 2, "last_stand_steady": 0.5,
 }  # fmt: skip
 # Not the book's numbers but how some of them become a draw (docs/RULES-NOTES.md, Calibration).
-CALIBRATION = {"wildness_soft", "wildness_curve", "shake_sigmas"}
+CALIBRATION = {"wildness", "wildness_soft", "wildness_curve", "shake_sigmas"}
 
 
 def test_classic_holds_every_number_of_the_rule_book_by_its_name() -> None:
