@@ -16,6 +16,9 @@ from dotfight.engine import State, apply, new_page
 from dotfight.lab.config import LabConfig, make_bot
 
 SIDES = ("blue", "red")
+# A page whose bots have not finished setting up after this many actions is stuck (a bot that keeps
+# re-arranging): stopped and counted apart as "setup_cap". A sane setup takes a few dozen at most.
+SETUP_CAP = 100
 # The per-side counters of the flick mix (docs/LAB.md, "flick_mix").
 MIX_KEYS = (
     "snipes",
@@ -41,7 +44,7 @@ class PageRecord:
     blue: str  # the player on blue: its strength, with "+policy" when the policy is not "full"
     red: str
     winner: str | None
-    end: str  # "all_crossed_out" | "resigned" | "turn_cap"
+    end: str  # "all_crossed_out" | "resigned" | "turn_cap" | "setup_cap"
     turns: int
     flicks: int
     lunges: int
@@ -161,6 +164,9 @@ def play_page(config: LabConfig, index: int) -> PageRecord:
                 watch = _Watch(state, "red" if state.actor == "blue" else "blue")
         if record.turns > config.turn_cap:
             record.turns = config.turn_cap
+            break
+        if record.turns == 0 and record.actions >= SETUP_CAP:
+            record.end = "setup_cap"
             break
     record.longest_turn_flicks = max(record.longest_turn_flicks, turn_flicks)
     if state.actor is None:

@@ -17,7 +17,7 @@ from dotfight.lab.config import LabConfig
 from dotfight.lab.page import MIX_KEYS, SIDES, PageRecord
 from dotfight.lab.stats import Bootstrap, Columns, _divide, wilson
 
-ENDINGS = ("all_crossed_out", "resigned", "turn_cap")
+ENDINGS = ("all_crossed_out", "resigned", "turn_cap", "setup_cap")
 FINAL_BLOWS = ("snipe", "lunge", "shot", "off_page")
 # The figures of the book's table, in the order the table and the sweep plot show them.
 FIGURES = (

@@ -90,8 +90,8 @@ def report_table(report: dict[str, Any]) -> Table:
     table.add_row("wins blue / red / none", f"{wins['blue']} / {wins['red']} / {wins['none']}")
     ends = report["endings"]
     table.add_row(
-        "ended: all crossed out / resigned / turn cap",
-        f"{ends['all_crossed_out']} / {ends['resigned']} / {ends['turn_cap']}",
+        "ended: all crossed out / resigned / turn cap / setup cap",
+        f"{ends['all_crossed_out']} / {ends['resigned']} / {ends['turn_cap']} / {ends['setup_cap']}",
     )
     blows = report["final_blow"]
     table.add_row(

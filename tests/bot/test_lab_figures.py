@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
 
-from dotfight.lab import LabConfig, build_report
-from dotfight.lab.config import FREE_WALLS
-from dotfight.lab.page import MIX_KEYS, play_page
+import dotfight.lab.page as page
+from dotfight.lab import LabConfig, build_report, run_pages
+from dotfight.lab.config import FREE_WALLS, make_bot
+from dotfight.lab.page import MIX_KEYS, SETUP_CAP, play_page
 from dotfight.lab.report import FIGURES, FINAL_BLOWS
 from dotfight.lab.runner import run_lab
 from dotfight.lab.stats import Bootstrap, wilson
@@ -115,3 +117,31 @@ def test_wilson_and_the_bootstrap() -> None:
     assert one == two and one["low"] < one["value"] < one["high"]
     assert (Bootstrap(5, seed=10).picks != Bootstrap(5, seed=9).picks).any()  # resamples follow the seed
     assert Bootstrap(2, seed=1).ratio([1.0, 2.0], [0.0, 0.0])["value"] is None  # nothing to divide by
+
+
+def test_a_page_stuck_in_setup_is_stopped_and_counted_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Fidget:
+        """A bot that draws its bases, then moves one man back and forth for ever."""
+
+        def __init__(self, bot: Any) -> None:
+            self.bot, self.step = bot, 0
+
+        def choose(self, state: Any) -> dict[str, Any]:
+            if state.phase != "positioning":
+                return dict(self.bot.choose(state))
+            self.step += 1
+            man = state.living(state.actor)[0]
+            return {
+                "type": "position",
+                "soldiers": [{"id": man.id, "x": man.x, "y": man.y + (-1) ** self.step}],
+            }
+
+    monkeypatch.setattr(
+        page, "make_bot", lambda strength, seed, policy: Fidget(make_bot(strength, seed, policy))
+    )
+    config = small_config(games=2)
+    records = run_pages(config, workers=1)
+    assert [r.end for r in records] == ["setup_cap", "setup_cap"]
+    assert all(r.turns == 0 and r.actions == SETUP_CAP and r.winner is None for r in records)
+    report = build_report(config, records)
+    assert report["endings"]["setup_cap"] == 2 and report["wins"]["none"] == 2

@@ -29,7 +29,7 @@ def test_the_report_has_every_figure() -> None:
     walls = report["inside_vs_outside"]
     assert set(walls) == {"inside", "outside", "ratio"}
     assert walls["inside"]["men_turns"] > 0
-    assert set(report["endings"]) == {"all_crossed_out", "resigned", "turn_cap"}
+    assert set(report["endings"]) == {"all_crossed_out", "resigned", "turn_cap", "setup_cap"}
     assert sum(report["endings"].values()) == 6
     assert report["wins"]["blue"] + report["wins"]["red"] + report["wins"]["none"] == 6
     assert report["rules"]["bases_per_side"] == 2
