@@ -170,7 +170,7 @@ class BotRunner:
         except Exception:
             logger.exception("the bot's leases could not be renewed")
             return
-        for page_id in held - kept:
+        for page_id in (held - kept) & self._held:  # (not one given up meanwhile)
             # Ran out (this process hung past its lease) and was taken: the new holder plays on.
             logger.warning("page %s: the bot's lease was lost to another process", page_id)
             self._held.discard(page_id)
