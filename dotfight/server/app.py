@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         pool = load_bot_pool(settings)
         if pool is not None:
             pool.warm_up()
-        bots = BotRunner(master, pool, settings.bot_retry_max_s)
+        bots = BotRunner(master, pool, settings.bot_retry_max_s, settings.bot_lease_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
         app.state.services = Services(settings, master, hub, bots, limiter, creations, ActionBudget(settings))

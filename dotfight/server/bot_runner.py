@@ -10,13 +10,27 @@ A database that does not answer is waited out, never played around: the bot trie
 (same `move_id`, so it can never land twice) with a growing pause, for as long as the server runs; a
 page left behind by a restart is picked up by the resume-on-start path. Only a refusal by the rules (a
 bot bug) makes it fall back to `stop`, then `resign`, so a person is never left waiting.
+
+Several server processes may share a database: each bot page is played by one process at a time, the
+holder of its lease (`dotfight/store/leases.py`), taken when the bot is woken and given up when it is the
+person's move again. The holder renews its leases every third of their length (a heartbeat); every
+process looks every half length for pages waiting for the bot that nobody holds (a restart, a dead or
+hung holder, a wake-up that found the lease taken) and plays them. So no bot move is worked out twice,
+and none is left unplayed for longer than about one lease after its process died.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
+import uuid
+from datetime import timedelta
+from functools import partial
 from typing import Any
+
+from sqlalchemy.orm import Session
 
 from dotfight.server import bot_process
 from dotfight.server.errors import ApiError
@@ -24,6 +38,9 @@ from dotfight.server.master import Applied, Master, Seat
 from dotfight.server.page_view import BotSeat, LoadedPage
 from dotfight.server.settings import Settings
 from dotfight.server.workers import WorkerPool
+from dotfight.store import leases
+from dotfight.store.leases import DEFAULT_LEASE_S
+from dotfight.store.models import utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -87,12 +104,23 @@ class _Backoff:
 class BotRunner:
     """Plays the bot seat of every bot page whenever it is the bot's move."""
 
-    def __init__(self, master: Master, pool: BotPool | None, retry_max_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        master: Master,
+        pool: BotPool | None,
+        retry_max_s: float = 10.0,
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> None:
         self._master = master
         self._pool = pool
         self._retry_max_s = retry_max_s
+        self._lease = timedelta(seconds=lease_s)
+        # This process, as the owner of its leases: unique among processes and restarts.
+        self.owner = f"{socket.gethostname()[:24]}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._woken: set[str] = set()
+        # The pages whose lease this process holds (renewed by the heartbeat).
+        self._held: set[str] = set()
         self._resumer: asyncio.Task[None] | None = None
         master.add_listener(self._after_action)
 
@@ -116,9 +144,68 @@ class BotRunner:
 
     def resume_waiting_pages(self) -> None:
         """Starts, in the background, the bot of every open bot page left at the bot's move (e.g. by a
-        restart), so that nobody has to look at a page to get the bot's answer."""
+        restart) that no process plays, so that nobody has to look at a page to get the bot's answer;
+        from then on, renews this process's leases and looks for such pages again, every few seconds."""
         if self._pool is not None and self._resumer is None:
-            self._resumer = asyncio.create_task(self._resume())
+            self._resumer = asyncio.create_task(self._keep_leases())
+
+    async def _keep_leases(self) -> None:
+        beat_s = self._lease.total_seconds() / 3
+        beats = 0
+        while True:
+            if beats % 2 == 0:  # every second heartbeat (two thirds of a lease): pages nobody plays
+                await self._resume()
+            await asyncio.sleep(beat_s)
+            beats += 1
+            await self._renew()
+
+    async def _renew(self) -> None:
+        if not self._held:
+            return
+        held = set(self._held)
+        try:
+            kept = await self._master.write(
+                lambda session: (leases.renew(session, held, self.owner, utc_now(), self._lease), None)
+            )
+        except Exception:
+            logger.exception("the bot's leases could not be renewed")
+            return
+        for page_id in (held - kept) & self._held:  # (not one given up meanwhile)
+            # Ran out (this process hung past its lease) and was taken: the new holder plays on.
+            logger.warning("page %s: the bot's lease was lost to another process", page_id)
+            self._held.discard(page_id)
+
+    async def _take_lease(self, page_id: str) -> bool:
+        def take(session: Session) -> tuple[bool, None]:
+            return leases.take(session, page_id, self.owner, utc_now(), self._lease), None
+
+        try:
+            taken = await self._master.write(take, order=page_id)
+        except Exception:  # the sweep tries again once the database answers
+            logger.exception("page %s: the bot's lease could not be taken", page_id)
+            return False
+        if taken:
+            self._held.add(page_id)
+        return taken
+
+    def _release(self, page_id: str, session: Session) -> tuple[None, None]:
+        leases.release(session, page_id, self.owner)
+        return None, None
+
+    async def _give_up_lease(self, page_id: str) -> None:
+        self._held.discard(page_id)
+        try:
+            await self._master.write(partial(self._release, page_id), order=page_id)
+        except Exception:  # it runs out by itself
+            logger.exception("page %s: the bot's lease could not be given up", page_id)
+
+    async def _bot_to_move(self, page_id: str) -> bool:
+        """Tells whether it is the bot's move on the page, as stored (another process may have moved)."""
+        try:
+            page = await self._master.page(page_id)
+        except ApiError:
+            return False
+        return page.meta.bot is not None and page.state.actor == page.meta.bot.side
 
     async def _resume(self) -> None:
         try:
@@ -129,6 +216,8 @@ class BotRunner:
         if page_ids:
             logger.info("resuming Dawood-bot on %d page(s)", len(page_ids))
         for page_id in page_ids:
+            if page_id in self._tasks:
+                continue
             try:
                 self.wake(await self._master.page(page_id))
             except Exception:  # one unreadable page must not keep the bot from the others
@@ -138,7 +227,16 @@ class BotRunner:
         try:
             while page_id in self._woken:
                 self._woken.discard(page_id)
-                await self._play_while_bot_to_move(page_id)
+                if not await self._take_lease(page_id):
+                    return  # another process plays the bot here
+                try:
+                    await self._play_while_bot_to_move(page_id)
+                finally:
+                    await self._give_up_lease(page_id)
+                # A move that woke the bot while the lease was held elsewhere (by an old task of this
+                # process, or another process) found it taken: asked again once it is given up.
+                if await self._bot_to_move(page_id):
+                    self._woken.add(page_id)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -150,7 +248,7 @@ class BotRunner:
         assert self._pool is not None
         backoff = _Backoff(self._retry_max_s)
         moves = 0
-        while moves < MAX_MOVES_PER_WAKE:
+        while moves < MAX_MOVES_PER_WAKE and page_id in self._held:
             try:
                 page = await self._master.page(page_id)
             except ApiError as error:
@@ -163,6 +261,7 @@ class BotRunner:
                 return
             version = page.state.version
             moves += 1
+            logger.info("page %s: Dawood-bot decides at version %d", page_id, version)
             try:
                 action = await self._pool.decide(bot, page)
             except Exception:
@@ -206,3 +305,6 @@ class BotRunner:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # Given up rather than left to run out: another process takes the pages over at once.
+        for page_id in list(self._held):
+            await self._give_up_lease(page_id)

@@ -47,8 +47,8 @@ from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_t
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.server.workers import WorkerFailed, WorkerPool
-from dotfight.server.writer import AfterCommit, BatchWriter, Prepare
-from dotfight.store import expiry, repository
+from dotfight.server.writer import AfterCommit, BatchWriter, JobRefused, Prepare
+from dotfight.store import expiry, leases, repository
 from dotfight.store.database import (
     DatabaseFile,
     DatabaseUnavailable,
@@ -105,8 +105,9 @@ class NewPage:
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-class PageMovedOn(Exception):
-    """Another worker process moved the page on between the engine's check and the write."""
+class PageMovedOn(JobRefused):
+    """Another worker process moved the page on between the engine's check and the write (nothing of
+    this write was written; the other writes of its batch go on)."""
 
 
 @dataclass(frozen=True)
@@ -261,9 +262,14 @@ class Master:
                 raise _unavailable(error) from error
             raise
 
-    async def _write(self, prepare: Prepare[T]) -> T:
+    async def write(self, prepare: Prepare[T], order: str = "") -> T:
+        """Runs a write job on the writer thread (committed with the writes waiting beside it); `order`
+        names the page whose rows it locks first. Raises unavailable when the database cannot take it."""
+        return await self._write(prepare, order)
+
+    async def _write(self, prepare: Prepare[T], order: str = "") -> T:
         try:
-            return await self._writer.run(prepare)
+            return await self._writer.run(prepare, order)
         except Exception as error:
             if is_database_trouble(error):
                 raise _unavailable(error) from error
@@ -370,12 +376,13 @@ class Master:
         return f'{head[:-1]},"entries":[{entries}]}}'
 
     async def pages_awaiting_bot(self) -> list[str]:
-        """Returns the ids of the open bot pages where it is the bot's move (e.g. left so by a crash)."""
+        """Returns the ids of the open bot pages where it is the bot's move (e.g. left so by a crash) and
+        no server process holds a live lease to play the bot (leases.py)."""
         return await self._in_db(self._read_pages_awaiting_bot)
 
     def _read_pages_awaiting_bot(self) -> list[str]:
         with self._sessions() as session:
-            rows = repository.open_bot_pages(session)
+            rows = leases.unleased_bot_pages(session, utc_now())
         return [page_id for page_id, bot, side_to_act in rows if bot.get("side") == side_to_act]
 
     async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
@@ -518,15 +525,25 @@ class Master:
             try:
                 page, applied = await asyncio.wrap_future(outcome)
             except (IntegrityError, PageMovedOn):
-                # Another worker process wrote this version (or move_id) between our check and our write.
+                # Another process wrote this version (or move_id) between our check and our write. If it
+                # wrote this very move (a retry sent to two processes), its first answer is the answer:
+                # the database decides, asked again now that the other write is committed.
                 self._pages.drop(page_id)
-                raise self._stale(await self.page(page_id)) from None
+                first = await self._in_db(self._answered_before, page_id, seat, move_id)
+                page = await self.page(page_id)
+                if first is None:
+                    raise self._stale(page) from None
+                applied = first
             except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
                 raise ApiError("unavailable", f"this move could not be worked out ({error})") from None
             except Exception as error:
                 if is_database_trouble(error):
                     raise _unavailable(error) from error
                 raise
+            if applied.duplicate and page.state.version < applied.version:
+                # Found in the log by a write that held an older page (another process wrote it): the
+                # page as it stands now, so the answer is the first one, options included.
+                page = await self.page(page_id)
             # After the commit, not in the writer: the events as sent carry the new turn's options.
             applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
             if not applied.duplicate:
@@ -605,7 +622,7 @@ class Master:
         moved_on = LoadedPage(page.meta, new_state)
         applied = Applied(version=new_state.version, events=events)
         write = partial(self._write_action, page, seat, entry, changes, (moved_on, applied))
-        self._writer.submit(write, outcome)
+        self._writer.submit(write, outcome, order=page_id)
 
     def _write_action(
         self,

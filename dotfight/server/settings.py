@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dotfight.store.database import DEFAULT_BUSY_TIMEOUT_S
+from dotfight.store.leases import DEFAULT_LEASE_S
 from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION
 
 # The repository root: web/ and alembic/ live next to the package in a source checkout (and an editable
@@ -102,6 +103,9 @@ class Settings(BaseSettings):
     bot_timeout_s: float = Field(default=60.0, gt=0)
     # Longest wait between the bot's retries while the database is unavailable.
     bot_retry_max_s: float = Field(default=10.0, gt=0)
+    # Seconds a process's lease on a bot page lasts unless renewed (every third of it): with several
+    # processes on one database, a dead process's bot pages are taken over by another after about this.
+    bot_lease_s: float = Field(default=DEFAULT_LEASE_S, gt=0)
     # Actions (WebSocket and HTTP together, refused ones too) per seat of a page and per client address:
     # a token bucket of this rate and burst each; over it, `rate_limited`. Benchmarks raise the address cap.
     actions_per_page_per_second: float = Field(default=10.0, gt=0)

@@ -13,6 +13,11 @@ anything; it is answered with its error and the others go on. If the commit fail
 another worker process took a version), the batch is rolled back and each job is run again in a
 transaction of its own.
 
+Each job names the row it locks first (its `order`: the page id), and a batch runs its jobs sorted by
+it: two processes (or a process and a person's tool) writing several pages at once then lock their rows
+in the same order and can never wait on each other in a circle (PostgreSQL's deadlock detector would
+abort one of them after a second's stall).
+
 A busy or missing database is answered, never waited out: every job has a deadline (the busy timeout
 after it was queued); the transaction waits for the write lock only until the earliest deadline of its
 batch, and when the database is locked, gone or full every job of the batch fails with
@@ -52,11 +57,17 @@ WriteCheck = Callable[[], str | None]
 MAX_BATCH = 64
 
 
+class JobRefused(Exception):
+    """A job's refusal found while writing (not an ApiError): nothing of the job was written, and the
+    other jobs of its batch go on (e.g. a conditional UPDATE that matched no row)."""
+
+
 class _Job(Generic[T]):
-    def __init__(self, prepare: Prepare[T], future: Future[T], deadline: float) -> None:
+    def __init__(self, prepare: Prepare[T], future: Future[T], deadline: float, order: str) -> None:
         self.prepare = prepare
         self.future = future
         self.deadline = deadline
+        self.order = order
 
 
 class BatchWriter:
@@ -75,15 +86,16 @@ class BatchWriter:
         self._thread = threading.Thread(target=self._loop, name="dotfight-writer", daemon=True)
         self._thread.start()
 
-    async def run(self, prepare: Prepare[T]) -> T:
+    async def run(self, prepare: Prepare[T], order: str = "") -> T:
         """Runs one job and returns its result once it is committed (or raises its refusal)."""
         future: Future[T] = Future()
-        self.submit(prepare, future)
+        self.submit(prepare, future, order)
         return await asyncio.wrap_future(future)
 
-    def submit(self, prepare: Prepare[T], future: Future[T]) -> None:
-        """Queues one job from any thread; `future` gets its result once it is committed."""
-        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s))
+    def submit(self, prepare: Prepare[T], future: Future[T], order: str = "") -> None:
+        """Queues one job from any thread; `future` gets its result once it is committed. `order` names
+        the row the job locks first (a page id): a batch runs its jobs in that order."""
+        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s, order))
 
     def close(self) -> None:
         """Finishes the jobs already submitted, then stops the thread."""
@@ -107,7 +119,11 @@ class BatchWriter:
                     break
                 batch.append(more)
             # A job whose caller gave up before it started is dropped; a started one cannot be cancelled.
-            self._write([job for job in batch if job.future.set_running_or_notify_cancel()])
+            batch = [job for job in batch if job.future.set_running_or_notify_cancel()]
+            # Rows locked in one order by every process: no deadlock between two batches (stable, so a
+            # page's jobs keep their order).
+            batch.sort(key=lambda job: job.order)
+            self._write(batch)
             if stop:
                 return
 
@@ -130,14 +146,14 @@ class BatchWriter:
         if not batch:
             return
         wait_s = min(job.deadline for job in batch) - time.monotonic()
-        outcomes: list[tuple[_Job[Any], Any, AfterCommit, ApiError | None]] = []
+        outcomes: list[tuple[_Job[Any], Any, AfterCommit, ApiError | JobRefused | None]] = []
         try:
             with self._sessions() as session, session.begin():
                 begin_write(session, wait_s)
                 for job in batch:
                     try:
                         result, after_commit = job.prepare(session)
-                    except ApiError as refusal:
+                    except (ApiError, JobRefused) as refusal:
                         outcomes.append((job, None, None, refusal))
                         continue
                     outcomes.append((job, result, after_commit, None))

@@ -75,14 +75,6 @@ def log_texts(
     return [tuple(row) for row in session.execute(query)]  # type: ignore[misc]
 
 
-def open_bot_pages(session: Session) -> list[tuple[str, dict[str, Any], str | None]]:
-    """Returns (id, bot, side_to_act) of every bot page that is not over."""
-    query = select(PageRow.id, PageRow.bot, PageRow.side_to_act).where(
-        PageRow.mode == "bot", PageRow.status == "open"
-    )
-    return [(page_id, bot, side) for page_id, bot, side in session.execute(query) if bot is not None]
-
-
 def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow | None:
     """Returns the logged action a client sent under `move_id`, or None."""
     query = select(ActionRow).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
