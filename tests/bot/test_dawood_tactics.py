@@ -143,7 +143,14 @@ def test_a_lunge_that_lands_stranded_in_front_of_a_full_base_is_not_taken() -> N
     assert board.count_alive("red") == 16
     for seed in range(3):
         action = DawoodBot("normal", seed=seed).choose(state)
-        assert not (action["type"] == "flick" and action["kind"] == "lunge"), action
+        if action["type"] == "flick" and action["kind"] == "lunge":
+            # A lunge elsewhere may be worth it (a run through another garrison); one that ends by the
+            # baited base is not: across the bot's luck, its lunger never ends there.
+            for luck in range(6):
+                after, _ = apply(state.with_rng(luck), "blue", action)
+                lunger = after.soldier(action["soldier"])
+                near = math.hypot(lunger.x - red_base.x, lunger.y - red_base.y) < red_base.r + 60
+                assert not near, (action, luck)
 
 
 @pytest.mark.parametrize("strength", ["normal", "hard"])
