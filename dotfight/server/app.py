@@ -12,11 +12,11 @@ from fastapi.middleware.gzip import GZipMiddleware
 
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_pool
+from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
-from dotfight.server.headers import HeadAsGet, SecurityHeaders
-from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.fanout import FanOut
+from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.master import Master
