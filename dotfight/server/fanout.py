@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import Any
 
-from dotfight.server.broadcast import Broadcast
+from dotfight.server.broadcast import Broadcast, LocalBroadcast
 from dotfight.server.errors import ApiError
 from dotfight.server.hub import Hub, events_message
 from dotfight.server.master import Applied, Master
@@ -36,6 +36,7 @@ class FanOut:
         self._broadcast = broadcast
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
+        self._presence_reads: set[asyncio.Task[None]] = set()
         broadcast.subscribe(self.heard)
         broadcast.on_reconnect(self.catch_up_all)
         broadcast.subscribe_presence(hub.set_remote_presence)
@@ -52,6 +53,22 @@ class FanOut:
                 self._schedule(page_id)  # a version of another process's is still on its way: read both
         self._broadcast.publish(page_id, applied.version)
 
+    def first_joined(self, page_id: str) -> None:
+        """Called when a page gets its first socket here: a commit heard between reading the page and
+        joining its sockets found no socket to tell, so the log is read once more after the join."""
+        if not isinstance(self._broadcast, LocalBroadcast):  # in-process commits all hold the lock
+            self._schedule(page_id)
+            # Likewise for presence: a change heard before the join had no page here to update.
+            task = asyncio.create_task(self._refresh_presence(page_id))
+            self._presence_reads.add(task)
+            task.add_done_callback(self._presence_reads.discard)
+
+    async def _refresh_presence(self, page_id: str) -> None:
+        try:
+            self._hub.set_remote_presence(page_id, await self._broadcast.remote_presence(page_id))
+        except Exception:
+            logger.warning("page %s: could not read presence", page_id, exc_info=True)
+
     def heard(self, page_id: str, version: int) -> None:
         """A broadcast subscriber: some process committed `version` of a page."""
         known = self._hub.version(page_id)
@@ -62,10 +79,7 @@ class FanOut:
         """After a dropped LISTEN connection: every page served catches up, and its presence is re-read."""
         for page_id in self._hub.page_ids():
             self._schedule(page_id)
-            try:
-                self._hub.set_remote_presence(page_id, await self._broadcast.remote_presence(page_id))
-            except Exception:
-                logger.warning("page %s: could not re-read presence", page_id, exc_info=True)
+            await self._refresh_presence(page_id)
 
     def bring_up_to(self, page_id: str, page: LoadedPage, batches: list[list[dict[str, Any]]]) -> None:
         """Broadcasts to a page's sockets the entries after what they heard up to `page`'s version, given

@@ -197,7 +197,10 @@ class PageSocket:
                 bot = page.meta.bot
                 always = frozenset({bot.side}) if bot is not None else frozenset()
                 # Joins (or, on a resync hello, updates its seat) and hears the presence.
+                first = hub.version(self._page_id) is None
                 hub.join(self._page_id, connection, always, version, remote)
+                if first:
+                    fanout.first_joined(self._page_id)
                 self._joined = True
         except ApiError as error:
             connection.send_json(error_message(error))
