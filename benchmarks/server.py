@@ -19,12 +19,22 @@ run on a shared, noisy machine compare fairly only as ratios.
     python3 benchmarks/server.py --pages 200 --actions 30 --think 1.0
     python3 benchmarks/server.py --floor --rounds 3 --pages 200 --think 1.0
     python3 benchmarks/server.py --floor --rounds 3 --pages 200 --think 0 --seconds 20   # saturation
+
+With `--processes N --database postgresql`, the server is N `dotfight serve` processes on one throwaway
+PostgreSQL cluster (started and removed by the benchmark, as the storage tests do): each page's blue
+socket is on one process and red's on the next, so every move reaches the opponent through the
+cross-process fan-out (LISTEN/NOTIFY). Its rounds are interleaved with the one-process SQLite server's,
+and both contenders' medians and the ratio are printed. CPU per action is the sum over the server
+processes (PostgreSQL's own CPU is printed beside it, not included).
+
+    python3 benchmarks/server.py --processes 2 --database postgresql --rounds 2 --pages 200 --think 1.0
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -66,20 +76,75 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
+# The clients here play far faster than people (--think 0), all from one address: lift the per-client
+# flood limits, the page-creation burst and the sockets per address (the hardening's caps).
+BENCH_ENV = {
+    "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
+    "DOTFIGHT_PAGE_CREATION_BURST": "1000000",
+    "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
+    "DOTFIGHT_WS_MESSAGE_BURST": "100000",
+    "DOTFIGHT_WS_MAX_SOCKETS_PER_ADDRESS": "1000000",
+    **RELAXED_ACTION_BUDGET,
+}
+
+
 def bench_server(workdir: Path) -> ServerProcess:
     """The server under test, on a fresh SQLite file in `workdir`."""
-    return ServerProcess.on_sqlite(
-        workdir,
-        extra_args=["--no-access-log"],
-        # The clients here play far faster than people (--think 0): lift the per-client flood limits.
-        extra_env={
-            "DOTFIGHT_HTTP_REQUEST_BURST": "1000000",
-            "DOTFIGHT_PAGE_CREATION_BURST": "1000000",
-            "DOTFIGHT_WS_MESSAGES_PER_SECOND": "100000",
-            "DOTFIGHT_WS_MESSAGE_BURST": "100000",
-            **RELAXED_ACTION_BUDGET,
-        },
-    )
+    return ServerProcess.on_sqlite(workdir, extra_args=["--no-access-log"], extra_env=BENCH_ENV)
+
+
+class PostgresServers:
+    """`processes` servers on one throwaway PostgreSQL cluster, with the interface run() needs."""
+
+    def __init__(self, workdir: Path, processes: int) -> None:
+        from tests.store.conftest import PostgresCluster, find_postgres_bindir
+
+        bindir = find_postgres_bindir()
+        if bindir is None:
+            raise SystemExit("PostgreSQL's server programs (initdb, pg_ctl) are not installed")
+        self.cluster = PostgresCluster(bindir)
+        self.workdir = workdir
+        self.processes = processes
+        self.servers: list[ServerProcess] = []
+
+    def start(self) -> None:
+        self.cluster.create()
+        self.cluster.start_server()
+        url = self.cluster.new_database()
+        for number in range(self.processes):
+            server = ServerProcess(
+                url,
+                self.workdir / f"server-{number}.log",
+                extra_args=["--no-access-log"],
+                extra_env=BENCH_ENV,
+            )
+            server.start()  # one after the other: the first migrates the database
+            self.servers.append(server)
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [server.base_url for server in self.servers]
+
+    @property
+    def pids(self) -> list[int]:
+        return [server.process.pid for server in self.servers if server.process is not None]
+
+    def database_cpu(self) -> float:
+        """CPU seconds used so far by the cluster's processes (postmaster and backends)."""
+        pid_file = self.cluster.data / "postmaster.pid"
+        postmaster = int(pid_file.read_text().split()[0])
+        answer = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True)
+        pids = [postmaster, *(int(pid) for pid in answer.stdout.split())]
+        total = 0.0
+        for pid in pids:
+            with contextlib.suppress(OSError):  # a backend that ended meanwhile
+                total += cpu_seconds(pid)
+        return total
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+        self.cluster.remove()
 
 
 class Page:
@@ -117,11 +182,12 @@ async def receive_ack(connection: ClientConnection, move_id: str) -> None:
 
 
 async def play(
-    page: Page, ws_base: str, args: argparse.Namespace, latencies: list[float], stop_at: float
+    page: Page, ws_bases: dict[str, str], args: argparse.Namespace, latencies: list[float], stop_at: float
 ) -> int:
-    """Plays one page until it made `args.actions` actions or the time is up; returns actions made."""
+    """Plays one page until it made `args.actions` actions or the time is up; returns actions made.
+    Each side's socket goes to its own server (`ws_bases`: side -> ws://host:port)."""
     for side, token in page.seats.items():
-        connection = await connect(f"{ws_base}/api/pages/{page.id}/ws", max_queue=None)
+        connection = await connect(f"{ws_bases[side]}/api/pages/{page.id}/ws", max_queue=None)
         await connection.send(json.dumps({"type": "hello", "token": token, "version": page.version}))
         page.sockets[side] = connection
     made = 0
@@ -186,29 +252,54 @@ async def create_pages(base: str, count: int) -> list[Page]:
         return pages
 
 
-async def run(args: argparse.Namespace, base: str, server_pid: int) -> dict[str, float]:
-    """Plays the load against one server; prints and returns its figures."""
-    resident_before = rss_bytes(server_pid)
-    pages = await create_pages(base, args.pages)
-    ws_base = base.replace("http://", "ws://")
+async def run(
+    args: argparse.Namespace,
+    bases: list[str],
+    server_pids: list[int],
+    database_cpu: Callable[[], float] | None = None,
+) -> dict[str, float]:
+    """Plays the load against the servers (page i's blue socket on server i, red's on server i + 1,
+    round the list); prints and returns the figures (CPU and memory summed over the servers)."""
+
+    def resident() -> int:
+        return sum(rss_bytes(pid) for pid in server_pids)
+
+    def server_cpu_now() -> float:
+        return sum(cpu_seconds(pid) for pid in server_pids)
+
+    resident_before = resident()
+    pages = await create_pages(bases[0], args.pages)
+    ws = [base.replace("http://", "ws://") for base in bases]
     latencies: list[float] = []
-    server_cpu = cpu_seconds(server_pid)
+    server_cpu = server_cpu_now()
+    db_cpu = database_cpu() if database_cpu is not None else 0.0
     own_cpu = time.process_time()
     started = time.perf_counter()
     peak = [resident_before]
 
     async def watch_memory() -> None:
         while True:
-            peak[0] = max(peak[0], rss_bytes(server_pid))
+            peak[0] = max(peak[0], resident())
             await asyncio.sleep(0.25)
 
     watcher = asyncio.create_task(watch_memory())
     made = await asyncio.gather(
-        *(play(page, ws_base, args, latencies, started + args.seconds) for page in pages)
+        *(
+            play(
+                page,
+                {"blue": ws[number % len(ws)], "red": ws[(number + 1) % len(ws)]},
+                args,
+                latencies,
+                started + args.seconds,
+            )
+            for number, page in enumerate(pages)
+        )
     )
     watcher.cancel()
     elapsed = time.perf_counter() - started
-    server_cpu = cpu_seconds(server_pid) - server_cpu
+    server_cpu = server_cpu_now() - server_cpu
+    if database_cpu is not None:
+        db_cpu = database_cpu() - db_cpu
     own_cpu = time.process_time() - own_cpu
     total = sum(made)
     ordered = sorted(latencies)
@@ -233,6 +324,12 @@ async def run(args: argparse.Namespace, base: str, server_pid: int) -> dict[str,
         f" max {figures['max_ms']:.1f} ms"
     )
     print(f"  memory: {figures['kb_per_page']:.0f} KB per live page (both sockets), peak resident growth")
+    if database_cpu is not None:
+        figures["db_cpu_ms_per_action"] = db_cpu / total * 1000
+        print(
+            f"  PostgreSQL CPU: {figures['db_cpu_ms_per_action']:.2f} ms/action"
+            f" ({db_cpu / elapsed:.0%} of a core)"
+        )
     return figures
 
 
@@ -289,22 +386,30 @@ class FloorServer:
             self.process.wait(10)
 
 
-def one_round(
-    args: argparse.Namespace, make: Callable[[Path], ServerProcess | FloorServer]
-) -> dict[str, float]:
-    """Starts a fresh server of one contender, plays the load against it and stops it."""
+Contender = Callable[[Path], ServerProcess | FloorServer | PostgresServers]
+
+
+def one_round(args: argparse.Namespace, make: Contender) -> dict[str, float]:
+    """Starts a fresh server (or servers) of one contender, plays the load against it and stops it."""
     with tempfile.TemporaryDirectory() as workdir:
         server = make(Path(workdir))
         try:
             server.start()
+            if isinstance(server, PostgresServers):
+                try:
+                    return asyncio.run(run(args, server.base_urls, server.pids, server.database_cpu))
+                except Exception:
+                    for process in server.servers:
+                        print(f"--- {process.log_path.name}\n{process.log_text()[-3000:]}", file=sys.stderr)
+                    raise
             assert server.process is not None
-            return asyncio.run(run(args, server.base_url, server.process.pid))
+            return asyncio.run(run(args, [server.base_url], [server.process.pid]))
         finally:
             server.stop()
 
 
-def compare(results: dict[str, list[dict[str, float]]]) -> None:
-    """Prints each contender's medians over the rounds and Dotfight's ratio to the floor."""
+def compare(results: dict[str, list[dict[str, float]]], ours: str = "dotfight", base: str = "floor") -> None:
+    """Prints each contender's medians over the rounds and the ratio of `ours` to `base`."""
     keys = [
         ("actions_per_s", "actions/s", "{:.0f}"),
         ("cpu_ms_per_action", "server CPU ms/action", "{:.2f}"),
@@ -312,14 +417,14 @@ def compare(results: dict[str, list[dict[str, float]]]) -> None:
         ("p99_ms", "p99 send -> opponent, ms", "{:.1f}"),
         ("kb_per_page", "KB per live page", "{:.0f}"),
     ]
-    rounds = len(results["dotfight"])
+    rounds = len(results[ours])
     print(f"\nmedians over {rounds} interleaved rounds")
-    print(f"{'figure':28} {'dotfight':>10} {'floor':>10} {'ratio':>7}")
+    print(f"{'figure':28} {ours:>12} {base:>12} {'ratio':>7}")
     for key, label, form in keys:
-        ours = statistics.median(r[key] for r in results["dotfight"])
-        floor = statistics.median(r[key] for r in results["floor"])
-        ratio = ours / floor if floor else float("nan")
-        print(f"{label:28} {form.format(ours):>10} {form.format(floor):>10} {ratio:>6.2f}x")
+        mine = statistics.median(r[key] for r in results[ours])
+        theirs = statistics.median(r[key] for r in results[base])
+        ratio = mine / theirs if theirs else float("nan")
+        print(f"{label:28} {form.format(mine):>12} {form.format(theirs):>12} {ratio:>6.2f}x")
 
 
 def main() -> int:
@@ -334,22 +439,36 @@ def main() -> int:
         "--floor", action="store_true", help="also run the same-stack floor app, interleaved, and compare"
     )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --floor (default 3)")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="server processes sharing the database (default 1)"
+    )
+    parser.add_argument(
+        "--database", choices=("sqlite", "postgresql"), default="sqlite",
+        help="the servers' database (default sqlite; postgresql: a throwaway cluster)",
+    )  # fmt: skip
     args = parser.parse_args()
-    if not args.floor:
+    if args.processes > 1 and args.database != "postgresql":
+        parser.error("live play across processes needs --database postgresql")
+    contenders: dict[str, Contender]
+    if args.database == "postgresql":
+        name = f"postgresql×{args.processes}"
+        processes = args.processes
+        contenders = {name: lambda workdir: PostgresServers(workdir, processes), "sqlite×1": bench_server}
+        ours, base = name, "sqlite×1"
+    elif args.floor:
+        contenders = {"dotfight": bench_server, "floor": FloorServer}
+        ours, base = "dotfight", "floor"
+    else:
         print("dotfight")
         one_round(args, bench_server)
         return 0
-    contenders: dict[str, Callable[[Path], ServerProcess | FloorServer]] = {
-        "dotfight": bench_server,
-        "floor": FloorServer,
-    }
     results: dict[str, list[dict[str, float]]] = {name: [] for name in contenders}
     for number in range(args.rounds):
         order = list(contenders) if number % 2 == 0 else list(reversed(contenders))
         for name in order:
             print(f"round {number + 1}: {name}")
             results[name].append(one_round(args, contenders[name]))
-    compare(results)
+    compare(results, ours, base)
     return 0
 
 

@@ -12,14 +12,15 @@ from fastapi.middleware.gzip import GZipMiddleware
 
 import dotfight
 from dotfight.server.bot_runner import BotRunner, load_bot_pool
+from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
+from dotfight.server.fanout import FanOut
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
-from dotfight.server.hub import Hub, events_message
+from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
-from dotfight.server.master import Applied, Master
+from dotfight.server.master import Master
 from dotfight.server.page_expiry import PageExpirySweeper
-from dotfight.server.page_view import LoadedPage
 from dotfight.server.push import PushService
 from dotfight.server.routes import fallback, health, page_html, pages, picture, push, ws
 from dotfight.server.routes.ws import CLOSE_PAGE_EXPIRED, error_message
@@ -50,11 +51,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_per_address=settings.ws_max_sockets_per_address,
             presence_delay=settings.ws_presence_delay,
         )
-
-        def announce(page: LoadedPage, applied: Applied) -> None:
-            hub.broadcast(page.meta.id, events_message(applied.version, applied.events))
-
-        master.add_listener(announce)  # before the bot, so people hear a move before the bot answers it
+        # Several processes may serve a PostgreSQL database: they hear each other's commits.
+        broadcast: Broadcast
+        if database.dialect.name == "postgresql":
+            broadcast = PostgresBroadcast(database)
+            master.notify_in_transaction = notify_in_transaction
+        else:
+            broadcast = LocalBroadcast()
+        fanout = FanOut(master, hub, broadcast)
+        await broadcast.start()
+        master.add_listener(fanout.committed)  # before the bot: people hear a move before its answer
         app.state.push = push = PushService(settings, database, hub)
         master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         pool = load_bot_pool(settings)
@@ -63,7 +69,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bots = BotRunner(master, pool, settings.bot_retry_max_s, settings.bot_lease_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
-        app.state.services = Services(settings, master, hub, bots, limiter, creations, ActionBudget(settings))
+        app.state.services = Services(
+            settings, master, hub, bots, limiter, creations, ActionBudget(settings), broadcast, fanout
+        )
 
         def expired(page_id: str) -> None:
             error = ApiError("page_expired", "this page expired: nobody played it past setup in time")
@@ -81,6 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await push.close()
             if pool is not None:
                 pool.close()
+            await fanout.close()
+            await broadcast.close()
             await hub.close_all(CLOSE_SERVICE_RESTART)
             master.close()
             database.dispose()

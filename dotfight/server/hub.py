@@ -8,6 +8,11 @@ Presence costs O(1) per join or leave: each page counts its connections per seat
 is told the presence once, and the others hear of it only when it changes, gathered over a short delay
 (a thousand watchers arriving cause no presence broadcast at all; a seat arriving causes one). Sockets
 are capped per page and per client address.
+
+Several processes may serve one page (`dotfight.server.fanout`): each page remembers the version its
+sockets here have all heard (`deliver` moves it on by exactly one), and presence is this process's seats
+together with the seats the other processes hold (`set_remote_presence`); this process's own seats are
+handed to `on_local_presence` when they change, to be shared with the others.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import json
 import logging
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
@@ -116,23 +122,33 @@ class Connection:
 
 
 PresenceKey = tuple[bool, bool]
+NOBODY: PresenceKey = (False, False)
 
 
 class _Page:
     """The connections of one page, counted per seat, and the presence last broadcast."""
 
-    def __init__(self, always_present: frozenset[str]) -> None:
+    def __init__(self, always_present: frozenset[str], version: int, remote: PresenceKey) -> None:
         self.connections: dict[Connection, str | None] = {}
         self.seats: Counter[str] = Counter()
         self.always_present = always_present
+        # The version every connection of this page has heard (the next to hear is version + 1).
+        self.version = version
+        # The seats other processes hold here, and this process's seats as last shared with them.
+        self.remote = remote
+        self.shared: PresenceKey = NOBODY
         # What an empty page's presence is; each joiner is told the presence itself on arrival.
         self.sent: PresenceKey = self.presence()
         self.flush: asyncio.TimerHandle | None = None
 
-    def presence(self) -> PresenceKey:
+    def local(self) -> PresenceKey:
         both = self.seats["both"] > 0
-        blue = both or self.seats["blue"] > 0 or "blue" in self.always_present
-        red = both or self.seats["red"] > 0 or "red" in self.always_present
+        return both or self.seats["blue"] > 0, both or self.seats["red"] > 0
+
+    def presence(self) -> PresenceKey:
+        blue, red = self.local()
+        blue = blue or self.remote[0] or "blue" in self.always_present
+        red = red or self.remote[1] or "red" in self.always_present
         return blue, red
 
 
@@ -156,6 +172,8 @@ class Hub:
         self.max_per_page = max_per_page
         self.max_per_address = max_per_address
         self._presence_delay = presence_delay
+        # Told (page_id, seats) when this process's own seats on a page change (after the delay).
+        self.on_local_presence: Callable[[str, PresenceKey], None] | None = None
 
     def admit(self, address: str) -> bool:
         """Counts one more socket from `address`; False (counting nothing) when it is at its cap."""
@@ -179,12 +197,24 @@ class Hub:
             and (len(page.connections) >= self.max_per_page)
         )
 
-    def join(self, page_id: str, connection: Connection, always_present: frozenset[str]) -> None:
+    def join(
+        self,
+        page_id: str,
+        connection: Connection,
+        always_present: frozenset[str],
+        version: int = 0,
+        remote: PresenceKey = NOBODY,
+    ) -> None:
         """Adds a connection to a page with its `seat` (again after a resync hello: its seat may have
-        changed), tells it the presence, and tells the others if the presence changed."""
+        changed), tells it the presence, and tells the others if the presence changed.
+
+        `version` is what the connection was told (the page's sockets here must have heard just as
+        much, see `deliver`); `remote` the seats other processes hold, for a page new to this hub."""
         page = self._pages.get(page_id)
         if page is None:
-            page = self._pages[page_id] = _Page(always_present)
+            page = self._pages[page_id] = _Page(always_present, version, remote)
+        elif page.version != version:
+            raise RuntimeError(f"page {page_id}: joining at version {version}, its sockets at {page.version}")
         previous = page.connections.get(connection)
         if previous is not None:
             page.seats[previous] -= 1
@@ -206,11 +236,43 @@ class Hub:
             if page.flush is not None:
                 page.flush.cancel()
             del self._pages[page_id]
+            if page.shared != NOBODY and self.on_local_presence is not None:
+                self.on_local_presence(page_id, NOBODY)
             return
         self._presence_may_have_changed(page_id, page)
 
+    def version(self, page_id: str) -> int | None:
+        """Returns the version every socket of a page here has heard (None: no socket of it here)."""
+        page = self._pages.get(page_id)
+        return None if page is None else page.version
+
+    def page_ids(self) -> list[str]:
+        """Returns the ids of the pages with sockets here."""
+        return list(self._pages)
+
+    def deliver(self, page_id: str, version: int, text: str) -> None:
+        """Broadcasts the events message of `version`, the next version the page's sockets are to hear
+        (a version already heard, or one further on, is a caller's mistake and raises)."""
+        page = self._pages.get(page_id)
+        if page is None:
+            return
+        if version != page.version + 1:
+            raise RuntimeError(f"page {page_id}: version {version} after {page.version}")
+        page.version = version
+        self.broadcast(page_id, text)
+
+    def set_remote_presence(self, page_id: str, seats: PresenceKey) -> None:
+        """Records which seats other processes hold on a page served here (others are ignored)."""
+        page = self._pages.get(page_id)
+        if page is None or page.remote == seats:
+            return
+        page.remote = seats
+        self._presence_may_have_changed(page_id, page)
+
     def _presence_may_have_changed(self, page_id: str, page: _Page) -> None:
-        if page.flush is None and page.presence() != page.sent:
+        changed = page.presence() != page.sent
+        shared = self.on_local_presence is not None and page.local() != page.shared
+        if page.flush is None and (changed or shared):
             loop = asyncio.get_running_loop()
             page.flush = loop.call_later(self._presence_delay, self._flush_presence, page_id, page)
 
@@ -218,6 +280,10 @@ class Hub:
         page.flush = None
         if self._pages.get(page_id) is not page:
             return
+        local = page.local()
+        if local != page.shared and self.on_local_presence is not None:
+            page.shared = local
+            self.on_local_presence(page_id, local)
         presence = page.presence()
         if presence != page.sent:
             page.sent = presence

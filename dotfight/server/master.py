@@ -204,6 +204,8 @@ class Master:
         )
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._listeners: list[Listener] = []
+        # Run inside each action's write transaction (the PostgreSQL NOTIFY, delivered at commit).
+        self.notify_in_transaction: Callable[[Session, str, int], None] | None = None
 
     # ----------------------------------------------------------------------------------------------
     # plumbing
@@ -643,6 +645,8 @@ class Master:
         if not repository.append_action(session, page_id, page.state.version, changes, now):
             raise PageMovedOn(page_id)  # nothing was written
         repository.add_action(session, ActionRow(**entry, created_at=now))
+        if self.notify_in_transaction is not None:
+            self.notify_in_transaction(session, page_id, entry["version"])
         return result, partial(self._pages.put, page_id, result[0])
 
     def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dotfight.server.bot_runner import BotRunner
+from dotfight.server.broadcast import Broadcast
 from dotfight.server.budgets import ActionBudget
+from dotfight.server.fanout import FanOut
 from dotfight.server.hub import Hub
 from dotfight.server.limits import RateLimiter
 from dotfight.server.master import Master
@@ -15,8 +17,8 @@ from dotfight.server.settings import Settings
 @dataclass
 class Services:
     """Settings, the page authority, the WebSocket hub, the bot seat, the HTTP rate limiter and the
-    limiter of page creation (per client address), and the action budget (WebSocket and HTTP actions
-    together)."""
+    limiter of page creation (per client address), the action budget (WebSocket and HTTP actions
+    together), and the fan-out of actions and presence across the processes serving the database."""
 
     settings: Settings
     master: Master
@@ -25,3 +27,5 @@ class Services:
     http_limiter: RateLimiter
     creation_limiter: RateLimiter
     actions: ActionBudget
+    broadcast: Broadcast
+    fanout: FanOut

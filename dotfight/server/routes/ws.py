@@ -15,7 +15,7 @@ from starlette.datastructures import Headers
 
 from dotfight.server.deps import client_key, get_services
 from dotfight.server.errors import ApiError, describe_validation_error
-from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
+from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, NOBODY, Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.master import Seat
 from dotfight.server.page_view import events_on_the_wire
@@ -167,14 +167,21 @@ class PageSocket:
         master = self._services.master
         hub = self._services.hub
         connection = self._connection
+        fanout = self._services.fanout
         try:
             seat = await master.seat(self._page_id, hello.token) if hello.token else None
+            # The seats other processes hold, for a page this process serves no socket of yet.
+            remote = NOBODY
+            if hub.version(self._page_id) is None:
+                remote = await self._services.broadcast.remote_presence(self._page_id)
             # Under the page lock no action can commit between what this client is told and its
             # joining the broadcasts: it misses nothing and hears nothing twice.
             async with master.page_lock(self._page_id):
                 page = await master.page(self._page_id)
                 if hub.page_full(self._page_id, connection):
                     raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
+                # The page's sockets here first hear what other processes committed up to this version.
+                await fanout.catch_up_locked(self._page_id, page)
                 version = page.state.version
                 since = hello.version or 0
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
@@ -190,7 +197,10 @@ class PageSocket:
                 bot = page.meta.bot
                 always = frozenset({bot.side}) if bot is not None else frozenset()
                 # Joins (or, on a resync hello, updates its seat) and hears the presence.
-                hub.join(self._page_id, connection, always)
+                first = hub.version(self._page_id) is None
+                hub.join(self._page_id, connection, always, version, remote)
+                if first:
+                    fanout.first_joined(self._page_id)
                 self._joined = True
         except ApiError as error:
             connection.send_json(error_message(error))

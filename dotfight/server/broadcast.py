@@ -1,0 +1,357 @@
+"""How the processes serving one database tell each other of committed actions and of who is here.
+
+`Broadcast` is the contract (CONTRACTS.md, issue 11): `publish(page_id, version)` after a commit,
+`subscribe(callback)` to hear `(page_id, version)` of every commit (this process's own included),
+`start()` / `close()`. It carries page ids and versions only, never events: a process that hears of a
+version newer than its sockets have heard reads the missing entries from the log itself, once for all
+its sockets of that page (`dotfight.server.fanout`).
+
+- `LocalBroadcast`: one process (SQLite, the embedded default); a publish is heard at once, in-process.
+- `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
+  connection on the event loop; the NOTIFY (payload `"<page_id> <version>"`) is sent inside the action's
+  own transaction (`notify_in_transaction`), so PostgreSQL delivers it exactly when, and only if, the
+  action commits, in commit order. A dropped LISTEN connection is reconnected with a growing pause,
+  and `on_reconnect` callbacks then catch up every page from the last version each heard.
+
+Presence crosses processes the same way: each process keeps one row per page where it holds a seat
+(`dotfight_presence`, written only when its presence there changes), refreshes one heartbeat row of its
+own (`dotfight_processes`) every `heartbeat_s`, and NOTIFYs `dotfight_presence` with the page id. A peer
+whose heartbeat is older than `ttl_s` is dead: whichever process notices first deletes its rows and
+NOTIFYs their pages, so a killed process's seats are seen leaving within `ttl_s + heartbeat_s`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session
+
+logger = logging.getLogger(__name__)
+
+PAGES_CHANNEL = "dotfight_pages"
+PRESENCE_CHANNEL = "dotfight_presence"
+
+# (page_id, version) of a committed action.
+CommitCallback = Callable[[str, int], None]
+# (page_id, (blue, red)): which seats the other processes hold on a page.
+PresenceCallback = Callable[[str, tuple[bool, bool]], None]
+ReconnectCallback = Callable[[], Awaitable[None]]
+
+NO_ONE = (False, False)
+
+
+def parse_payload(payload: str) -> tuple[str, int] | None:
+    """Reads a `"<page_id> <version>"` payload; None when it is not one.
+
+    >>> parse_payload("abc123 17"), parse_payload("abc123"), parse_payload("a b")
+    (('abc123', 17), None, None)
+    """
+    page_id, _, version = payload.partition(" ")
+    if not page_id or not version.isdigit():
+        return None
+    return page_id, int(version)
+
+
+class Broadcast(Protocol):
+    """Tells every process serving the database of each committed action (and of who is here)."""
+
+    def publish(self, page_id: str, version: int) -> None:
+        """Announces that `version` of a page was committed (call after the commit)."""
+
+    def subscribe(self, callback: CommitCallback) -> None:
+        """Registers `callback(page_id, version)`, called on the event loop for every commit heard."""
+
+    def on_reconnect(self, callback: ReconnectCallback) -> None:
+        """Registers a coroutine run after commits may have been missed (a dropped connection)."""
+
+    def subscribe_presence(self, callback: PresenceCallback) -> None:
+        """Registers `callback(page_id, (blue, red))`: the seats other processes hold on a page changed."""
+
+    def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
+        """Records which seats this process holds on a page (both False: none)."""
+
+    async def remote_presence(self, page_id: str) -> tuple[bool, bool]:
+        """Returns which seats the other (living) processes hold on a page."""
+        ...
+
+    async def start(self) -> None:
+        """Starts listening."""
+
+    async def close(self) -> None:
+        """Stops listening and forgets this process's presence."""
+
+
+class LocalBroadcast:
+    """One process: commits are heard in-process, at once; nobody else holds seats."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[CommitCallback] = []
+
+    def publish(self, page_id: str, version: int) -> None:
+        """Calls every subscriber at once (the process's own commits are all there is)."""
+        for callback in self._callbacks:
+            callback(page_id, version)
+
+    def subscribe(self, callback: CommitCallback) -> None:
+        """Registers a subscriber."""
+        self._callbacks.append(callback)
+
+    def on_reconnect(self, callback: ReconnectCallback) -> None:
+        """Nothing can be missed in-process: never called."""
+
+    def subscribe_presence(self, callback: PresenceCallback) -> None:
+        """No other process: never called."""
+
+    def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
+        """No other process to tell."""
+
+    async def remote_presence(self, page_id: str) -> tuple[bool, bool]:
+        """No other process: nobody."""
+        return NO_ONE
+
+    async def start(self) -> None:
+        """Nothing to start."""
+
+    async def close(self) -> None:
+        """Nothing to stop."""
+
+
+def notify_in_transaction(session: Session, page_id: str, version: int) -> None:
+    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit)."""
+    session.execute(
+        text("SELECT pg_notify(:channel, :payload)"),
+        {"channel": PAGES_CHANNEL, "payload": f"{page_id} {version}"},
+    )
+
+
+class PostgresBroadcast:
+    """LISTEN/NOTIFY on PostgreSQL: one LISTEN connection and one for presence writes, both async.
+
+    `database` is the server's SQLAlchemy engine (its URL and connection arguments are reused).
+    """
+
+    def __init__(
+        self,
+        database: Engine,
+        *,
+        heartbeat_s: float = 1.0,
+        ttl_s: float = 3.0,
+        reconnect_max_s: float = 2.0,
+    ) -> None:
+        args, params = database.dialect.create_connect_args(database.url)
+        self._connect_args: tuple[Any, ...] = tuple(args)
+        self._connect_params: dict[str, Any] = dict(params)
+        self.process_id = uuid.uuid4().hex
+        self._heartbeat_s = heartbeat_s
+        self._ttl_s = ttl_s
+        self._reconnect_max_s = reconnect_max_s
+        self._callbacks: list[CommitCallback] = []
+        self._presence_callbacks: list[PresenceCallback] = []
+        self._reconnect_callbacks: list[ReconnectCallback] = []
+        self._shared: dict[str, tuple[bool, bool]] = {}
+        self._writes: asyncio.Lock | None = None
+        self._writer: Any = None  # psycopg.AsyncConnection for presence, opened at start
+        self._listening = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._presence_tasks: set[asyncio.Task[None]] = set()
+        self.listen_backend_pid: int | None = None
+
+    # -- the contract
+
+    def publish(self, page_id: str, version: int) -> None:
+        """Nothing to do: the NOTIFY went out inside the action's own transaction
+        (`notify_in_transaction`), so it cannot be lost between the commit and a publish."""
+
+    def subscribe(self, callback: CommitCallback) -> None:
+        """Registers `callback(page_id, version)` for every NOTIFY heard (this process's own too)."""
+        self._callbacks.append(callback)
+
+    def on_reconnect(self, callback: ReconnectCallback) -> None:
+        """Registers a coroutine run each time the LISTEN connection is back after a drop."""
+        self._reconnect_callbacks.append(callback)
+
+    def subscribe_presence(self, callback: PresenceCallback) -> None:
+        """Registers `callback(page_id, (blue, red))` for presence changes of other processes."""
+        self._presence_callbacks.append(callback)
+
+    async def start(self) -> None:
+        """Opens the connections, records this process, and listens (returns once listening)."""
+        self._writes = asyncio.Lock()
+        await self._heartbeat_once()
+        self._tasks = [asyncio.create_task(self._listen_forever()), asyncio.create_task(self._beat_forever())]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), timeout=10)
+
+    async def close(self) -> None:
+        """Stops listening and deletes this process's presence (peers hear its seats leave)."""
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        with contextlib.suppress(Exception):
+            await self._execute(
+                "WITH gone AS (DELETE FROM dotfight_presence WHERE process_id = %s RETURNING page_id) "
+                "SELECT pg_notify(%s, page_id) FROM gone",
+                (self.process_id, PRESENCE_CHANNEL),
+            )
+            await self._execute("DELETE FROM dotfight_processes WHERE process_id = %s", (self.process_id,))
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                await self._writer.close()
+
+    # -- connections
+
+    async def _connect(self) -> Any:
+        import psycopg  # only needed on PostgreSQL
+
+        return await psycopg.AsyncConnection.connect(
+            *self._connect_args, **self._connect_params, autocommit=True
+        )
+
+    async def _execute(self, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """Runs one statement on the presence connection (reopened if it dropped)."""
+        assert self._writes is not None, "start() first"
+        async with self._writes:
+            for attempt in range(2):
+                try:
+                    if self._writer is None or self._writer.closed:
+                        self._writer = await self._connect()
+                    cursor = await self._writer.execute(query.encode(), params)
+                    return list(await cursor.fetchall()) if cursor.description else []
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        await self._writer.close()
+                    self._writer = None
+                    if attempt:
+                        raise
+            return []
+
+    async def _listen_forever(self) -> None:
+        pause = 0.05
+        dropped = False
+        while True:
+            try:
+                connection = await self._connect()
+                async with connection:
+                    await connection.execute(f"LISTEN {PAGES_CHANNEL}".encode())
+                    await connection.execute(f"LISTEN {PRESENCE_CHANNEL}".encode())
+                    self.listen_backend_pid = connection.info.backend_pid
+                    self._listening.set()
+                    pause = 0.05
+                    if dropped:
+                        # Anything committed while deaf is caught up from the log, page by page.
+                        for callback in self._reconnect_callbacks:
+                            await callback()
+                    async for notify in connection.notifies():
+                        self._heard(notify.channel, notify.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                logger.warning("the LISTEN connection dropped (%s); reconnecting", error)
+            dropped = True
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, self._reconnect_max_s)
+
+    def _heard(self, channel: str, payload: str) -> None:
+        if channel == PAGES_CHANNEL:
+            parsed = parse_payload(payload)
+            if parsed is None:
+                logger.warning("ignoring a malformed NOTIFY payload %r", payload[:80])
+                return
+            for callback in self._callbacks:
+                try:
+                    callback(*parsed)
+                except Exception:
+                    logger.exception("a commit subscriber failed")
+        elif channel == PRESENCE_CHANNEL and self._presence_callbacks:
+            self._spawn(self._refresh_presence(payload))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                logger.warning("a presence update failed", exc_info=True)
+
+        task = asyncio.create_task(run())
+        self._presence_tasks.add(task)
+        task.add_done_callback(self._presence_tasks.discard)
+
+    # -- presence
+
+    def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
+        """Writes (or deletes) this process's presence row of a page and NOTIFYs the page, off the
+        caller's path; called only when this process's presence on the page changes."""
+        if self._shared.get(page_id, NO_ONE) == seats:
+            return
+        if seats == NO_ONE:
+            self._shared.pop(page_id, None)
+        else:
+            self._shared[page_id] = seats
+        self._spawn(self._write_presence(page_id, seats))
+
+    async def _write_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
+        if seats == NO_ONE:
+            statement = "DELETE FROM dotfight_presence WHERE process_id = %s AND page_id = %s"
+            params: tuple[Any, ...] = (self.process_id, page_id)
+        else:
+            statement = (
+                "INSERT INTO dotfight_presence (process_id, page_id, blue, red) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (process_id, page_id) DO UPDATE SET blue = excluded.blue, red = excluded.red"
+            )
+            params = (self.process_id, page_id, seats[0], seats[1])
+        await self._execute(statement, params)
+        await self._execute("SELECT pg_notify(%s, %s)", (PRESENCE_CHANNEL, page_id))
+
+    async def remote_presence(self, page_id: str) -> tuple[bool, bool]:
+        """Reads which seats the other living processes hold on a page."""
+        rows = await self._execute(
+            "SELECT coalesce(bool_or(p.blue), false), coalesce(bool_or(p.red), false) "
+            "FROM dotfight_presence p JOIN dotfight_processes q USING (process_id) "
+            "WHERE p.page_id = %s AND p.process_id <> %s "
+            "AND q.seen_at > clock_timestamp() - make_interval(secs => %s)",
+            (page_id, self.process_id, self._ttl_s),
+        )
+        blue, red = rows[0] if rows else NO_ONE
+        return bool(blue), bool(red)
+
+    async def _refresh_presence(self, page_id: str) -> None:
+        seats = await self.remote_presence(page_id)
+        for callback in self._presence_callbacks:
+            callback(page_id, seats)
+
+    async def _heartbeat_once(self) -> None:
+        rows = await self._execute(
+            "INSERT INTO dotfight_processes (process_id, seen_at) VALUES (%s, clock_timestamp()) "
+            "ON CONFLICT (process_id) DO UPDATE SET seen_at = excluded.seen_at "
+            "RETURNING (xmax = 0)",
+            (self.process_id,),
+        )
+        if rows and rows[0][0]:
+            # This process's row was new (first beat, or peers took it for dead): share all again.
+            for page_id, seats in list(self._shared.items()):
+                await self._write_presence(page_id, seats)
+        # The dead (no heartbeat within the TTL): their seats leave, and their pages hear of it.
+        await self._execute(
+            "WITH dead AS (DELETE FROM dotfight_processes "
+            "WHERE seen_at < clock_timestamp() - make_interval(secs => %s) RETURNING process_id), "
+            "gone AS (DELETE FROM dotfight_presence WHERE process_id IN (SELECT process_id FROM dead) "
+            "RETURNING page_id) "
+            "SELECT pg_notify(%s, page_id) FROM (SELECT DISTINCT page_id FROM gone) pages",
+            (self._ttl_s, PRESENCE_CHANNEL),
+        )
+
+    async def _beat_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_s)
+            try:
+                await self._heartbeat_once()
+            except Exception as error:
+                logger.warning("presence heartbeat failed (%s)", error)
