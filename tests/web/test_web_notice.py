@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from web_helpers import Phone, aim_at_nearest_enemy, flick_path
+from web_helpers import SETUP, Phone, aim_at_nearest_enemy, flick_path, make_page
 
 from tests.support.chromium import PHONE
 
@@ -34,17 +33,8 @@ def wait_state(phone: Phone, condition: str, timeout: float = 15000) -> None:
 
 
 def test_your_move_in_title_icon_buzz_and_pen_sound(server: str, browser: Any, screens: Path) -> None:
-    with httpx.Client(base_url=server, timeout=10) as http:
-        created = http.post("/api/pages", json={"preset": "quick", "mode": "live"}).json()
-        page_id, seats = created["id"], created["seats"]
-        for version, (side, action) in enumerate(
-            [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
-        ):
-            res = http.post(
-                f"/api/pages/{page_id}/actions", json={"action": action, "version": version},
-                headers={"Authorization": f"Bearer {seats[side]}"},
-            )  # fmt: skip
-            assert res.status_code == 200
+    created = make_page(server, {"preset": "quick", "mode": "live"}, SETUP)
+    page_id, seats = created["id"], created["seats"]
     contexts = [browser.new_context(**PHONE), browser.new_context(**PHONE)]
     try:
         for c in contexts:

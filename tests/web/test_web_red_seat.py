@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from web_helpers import Phone, aim_at_nearest_enemy, flick_path, log, page_ready_to_flick
+from web_helpers import SETUP, Phone, aim_at_nearest_enemy, flick_path, log, make_page, page_ready_to_flick
 
 from tests.support.chromium import PHONE
 
@@ -48,16 +48,8 @@ def flick_and_check(p: Phone, base: str, page_id: str, pull: float = 160, aside:
 
 def test_red_plays_from_the_bottom_of_its_own_phone(server: str, browser: Any, screens: Path) -> None:
     with httpx.Client(base_url=server, timeout=10) as http:
-        created = http.post("/api/pages", json={"preset": "quick", "mode": "link"}).json()
+        created = make_page(server, {"preset": "quick", "mode": "link"}, SETUP)
         page_id, seats = created["id"], created["seats"]
-        for version, (side, action) in enumerate(
-            [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
-        ):
-            res = http.post(
-                f"/api/pages/{page_id}/actions", json={"action": action, "version": version},
-                headers={"Authorization": f"Bearer {seats[side]}"},
-            )  # fmt: skip
-            assert res.status_code == 200
         snap = http.get(f"/api/pages/{page_id}").json()
         blue = [s for s in snap["soldiers"] if s["side"] == "blue"]
         b = min(blue, key=lambda s: s["x"])

@@ -9,27 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from web_helpers import Phone, aim_at_nearest_enemy, page_ready_to_flick
+from web_helpers import SETUP, Phone, aim_at_nearest_enemy, make_page, page_ready_to_flick
 
 pytestmark = pytest.mark.browser
-
-
-def make_page(base: str, body: dict[str, Any], actions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Creates a page and plays `actions` [(side, action)]; returns the creation answer."""
-    with httpx.Client(base_url=base, timeout=10) as http:
-        created: dict[str, Any] = http.post("/api/pages", json=body).json()
-        for version, (side, action) in enumerate(actions):
-            res = http.post(
-                f"/api/pages/{created['id']}/actions", json={"action": action, "version": version},
-                headers={"Authorization": f"Bearer {created['seats'][side]}"},
-            )  # fmt: skip
-            assert res.status_code == 200, res.text
-    return created
-
-
-SETUP = [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
 
 
 def test_no_send_with_one_base(server: str, phone: Any, screens: Path) -> None:

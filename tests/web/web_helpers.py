@@ -174,3 +174,20 @@ def flick_path(
         (x - direction[0] * pull * 0.5, y - direction[1] * pull * 0.5),
         (x - direction[0] * pull, y - direction[1] * pull),
     ]
+
+
+# The setup of a page ready to flick, as (side, action): blue's quick setup, then both sides ready.
+SETUP = [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
+
+
+def make_page(base: str, body: dict[str, Any], actions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Creates a page and plays `actions` [(side, action)]; returns the creation answer."""
+    with httpx.Client(base_url=base, timeout=10) as http:
+        created: dict[str, Any] = http.post("/api/pages", json=body).json()
+        for version, (side, action) in enumerate(actions):
+            res = http.post(
+                f"/api/pages/{created['id']}/actions", json={"action": action, "version": version},
+                headers={"Authorization": f"Bearer {created['seats'][side]}"},
+            )  # fmt: skip
+            assert res.status_code == 200, res.text
+    return created
