@@ -32,6 +32,7 @@ import httpx
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.pages import page_ready_to_play
 from tests.support.server_process import ServerProcess
 
 NPM_PACKAGES = ["lighthouse@12", "@axe-core/playwright", "playwright-core"]
@@ -80,20 +81,8 @@ def npm_ready(scratch: Path) -> None:
 def make_pages(base: str) -> dict[str, str]:
     """The four screens: the cover, a Classic page in play (with its seat), watched, and finished."""
     with httpx.Client(base_url=base, timeout=10) as http:
-
-        def ready_page() -> tuple[str, str]:
-            created = http.post("/api/pages", json={"preset": "classic", "mode": "local"}).json()
-            page_id, token = created["id"], created["seats"]["blue"]
-            for version, action in enumerate([{"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}]):
-                http.post(
-                    f"/api/pages/{page_id}/actions",
-                    json={"action": action, "version": version},
-                    headers={"Authorization": f"Bearer {token}"},
-                ).raise_for_status()
-            return page_id, token
-
-        playing, token = ready_page()
-        finished, token2 = ready_page()
+        playing, token = page_ready_to_play(http)
+        finished, token2 = page_ready_to_play(http)
         http.post(
             f"/api/pages/{finished}/actions",
             json={"action": {"type": "resign"}, "version": 3},

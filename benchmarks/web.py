@@ -35,6 +35,7 @@ import httpx
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
+from tests.support.pages import page_ready_to_play
 from tests.support.server_process import ServerProcess
 
 FIRST_LOAD_BUDGET_KB = 60.0
@@ -152,14 +153,7 @@ def touch(cdp: Any, kind: str, x: float | None = None, y: float | None = None) -
 
 def frames(browser: Any, base: str, flicks: int) -> None:
     with httpx.Client(base_url=base, timeout=10) as http:
-        created = http.post("/api/pages", json={"preset": "classic", "mode": "local"}).json()
-        page_id, token = created["id"], created["seats"]["blue"]
-        for version, action in enumerate([{"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"}]):
-            http.post(
-                f"/api/pages/{page_id}/actions",
-                json={"action": action, "version": version},
-                headers={"Authorization": f"Bearer {token}"},
-            ).raise_for_status()
+        page_id, token = page_ready_to_play(http)
     ctx = browser.new_context(**PHONE)
     # The page's token goes into the book the way a link would bring it.
     page = ctx.new_page()
