@@ -9,7 +9,10 @@ beyond a dictionary look-up, nothing else: what Dotfight spends above this is it
 
 Run by the benchmark as `python benchmarks/floor_app.py --port P --database FILE --template FILE`.
 The template (written by the benchmark from the engine) holds the snapshot of a quick page ready to
-play and the events of one soft snipe, so the floor's frames have Dotfight's sizes.
+play (with its turn options) and the events of one soft snipe by each side as Dotfight sends them (the
+last turn event carrying the options of the turn it opens), so the floor's frames have Dotfight's sizes.
+The log's unique (page, move_id) index is there as Dotfight's is: the backstop that answers a retried
+move with its first result.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class GroupWriter:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS actions (page TEXT, version INTEGER, move_id TEXT, side TEXT,"
-            " action TEXT, events TEXT, PRIMARY KEY (page, version))"
+            " action TEXT, events TEXT, PRIMARY KEY (page, version), UNIQUE (page, move_id))"
         )
         threading.Thread(target=self._run, daemon=True, name="floor-writer").start()
 
@@ -90,7 +93,8 @@ def create_floor_app(database: Path, template: dict[str, Any]) -> FastAPI:
     writer = GroupWriter(database)
     pages: dict[str, FloorPage] = {}
     ready_snapshot: dict[str, Any] = template["snapshot"]
-    snipe_events: list[dict[str, Any]] = template["events"]
+    # The events of a soft snipe by each side, options of the opponent's turn included.
+    snipe_events: dict[str, list[dict[str, Any]]] = template["events"]
 
     def snapshot_of(page: FloorPage) -> dict[str, Any]:
         return {**ready_snapshot, "id": page.id, "version": page.version, "side_to_act": page.side}
@@ -134,16 +138,17 @@ def create_floor_app(database: Path, template: dict[str, Any]) -> FastAPI:
                     side = page.seats.get(message.get("token", ""))
                     await websocket.send_text(compact({"type": "state", "snapshot": snapshot_of(page)}))
                     continue
-                if message["type"] != "action" or side != page.side or message["version"] != page.version:
+                if (
+                    message["type"] != "action"
+                    or side is None
+                    or side != page.side
+                    or message["version"] != page.version
+                ):
                     await websocket.send_text(compact({"type": "error", "code": "stale_version"}))
                     continue
                 version = page.version + 1
                 other = "red" if page.side == "blue" else "blue"
-                events = [
-                    {**event, "side": other} if event["type"] == "turn" else {**event}
-                    for event in snipe_events
-                ]
-                text = compact({"type": "events", "version": version, "events": events})
+                text = compact({"type": "events", "version": version, "events": snipe_events[side]})
                 await writer.insert(
                     (page.id, version, message["move_id"], side, compact(message["action"]), text)
                 )
@@ -169,12 +174,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--database", type=Path, required=True)
     parser.add_argument("--template", type=Path, required=True)
+    parser.add_argument("--ws", default="auto", help="uvicorn's WebSocket implementation (default auto)")
     args = parser.parse_args()
     template = json.loads(args.template.read_text())
     uvicorn.run(
         create_floor_app(args.database, template),
         host="127.0.0.1",
         port=args.port,
+        ws=args.ws,
         ws_max_size=8192,
         ws_per_message_deflate=False,
         access_log=False,

@@ -38,28 +38,35 @@ import contextlib
 import json
 import os
 import random
+import resource
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dotfight.engine import RuleSet, apply, new_page
+from dotfight.engine import RuleSet, apply, new_page, turn_options
 from dotfight.server.hub import compact_json
+from dotfight.server.page_view import events_on_the_wire
 from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
+
+T = TypeVar("T")
 
 # A soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0
 # A message not heard within this long fails the run (rather than hanging it).
 RECEIVE_TIMEOUT = 30.0
+# Pages whose sockets join at once before play starts.
+JOIN_BATCH = 100
 
 
 def cpu_seconds(pid: int) -> float:
@@ -148,7 +155,7 @@ class PostgresServers:
 
 
 class Page:
-    """One live page and both of its sockets."""
+    """One live page and both of its sockets, with what its play made and how long it thought."""
 
     def __init__(self, page_id: str, seats: dict[str, str], snapshot: dict[str, Any]) -> None:
         self.id = page_id
@@ -160,68 +167,87 @@ class Page:
             for side in seats
         }
         self.sockets: dict[str, ClientConnection] = {}
+        self.made = 0
+        self.thinking = 0.0  # seconds slept between moves
+        self.active = 0.0  # seconds from the first move to the last answer
+
+
+# The client shares the machine's two cores with the server under test, so it reads as little as it
+# can: a frame's type is told by its first bytes (the server writes compact JSON, "type" first), and
+# only the events message the opponent hears is parsed (for the turn it opens).
+EVENTS_PREFIX = '{"type":"events"'
+ACK_PREFIX = '{"type":"ack"'
+ERROR_PREFIX = '{"type":"error"'
 
 
 async def receive_events(connection: ClientConnection, version: int) -> dict[str, Any]:
     """Waits for the events message of `version` (presence and acks are skipped)."""
     while True:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), RECEIVE_TIMEOUT))
-        if message["type"] == "events" and message["version"] == version:
-            return message
-        if message["type"] == "error":
-            raise RuntimeError(f"refused: {message}")
+        text = await connection.recv()
+        assert isinstance(text, str)
+        if text.startswith(EVENTS_PREFIX):
+            message: dict[str, Any] = json.loads(text)
+            if message["version"] == version:
+                return message
+        elif text.startswith(ERROR_PREFIX):
+            raise RuntimeError(f"refused: {text[:300]}")
 
 
 async def receive_ack(connection: ClientConnection, move_id: str) -> None:
+    """Waits for the ack of `move_id` (the sender's own copy of the events is skipped unread)."""
     while True:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(connection.recv(), RECEIVE_TIMEOUT))
-        if message["type"] == "ack" and message["move_id"] == move_id:
-            return
-        if message["type"] == "error":
-            raise RuntimeError(f"refused: {message}")
+        text = await connection.recv()
+        assert isinstance(text, str)
+        if text.startswith(ACK_PREFIX):
+            if json.loads(text)["move_id"] == move_id:
+                return
+        elif text.startswith(ERROR_PREFIX):
+            raise RuntimeError(f"refused: {text[:300]}")
 
 
-async def play(
-    page: Page, ws_bases: dict[str, str], args: argparse.Namespace, latencies: list[float], stop_at: float
-) -> int:
-    """Plays one page until it made `args.actions` actions or the time is up; returns actions made.
-    Each side's socket goes to its own server (`ws_bases`: side -> ws://host:port)."""
+async def join(page: Page, ws_bases: dict[str, str]) -> None:
+    """Opens both seats' sockets of a page and waits for each one's state (`ws_bases`: side -> ws://...)."""
     for side, token in page.seats.items():
         connection = await connect(f"{ws_bases[side]}/api/pages/{page.id}/ws", max_queue=None)
         await connection.send(json.dumps({"type": "hello", "token": token, "version": page.version}))
         page.sockets[side] = connection
-    made = 0
+    for connection in page.sockets.values():
+        # The answer to a hello: the state, or (a client at a version the server knows) the events since.
+        async with asyncio.timeout(RECEIVE_TIMEOUT):
+            while not str(await connection.recv()).startswith(('{"type":"state"', EVENTS_PREFIX)):
+                pass
+
+
+async def play(page: Page, args: argparse.Namespace, latencies: list[float], stop_at: float) -> None:
+    """Plays one page until it made `args.actions` actions or the time is up."""
     rng = random.Random(page.id)
-    try:
-        while made < args.actions and time.perf_counter() < stop_at:
-            if args.think > 0:
-                await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
-            side, other = page.side, ("red" if page.side == "blue" else "blue")
-            soldier = page.alive[side][made % len(page.alive[side])]
-            direction = 1.0 if side == "blue" else -1.0  # blue owns the bottom half: aim down
-            move_id = f"{page.id}-{page.version}"
-            action = {
-                "type": "flick",
-                "soldier": soldier,
-                "kind": "snipe",
-                "vector": [0.0, direction * SOFT_PULL],
-            }
-            sent = time.perf_counter()
+    began = time.perf_counter()
+    while page.made < args.actions and time.perf_counter() < stop_at:
+        if args.think > 0:
+            pause = args.think * rng.uniform(0.5, 1.5)
+            page.thinking += pause
+            await asyncio.sleep(pause)
+        side, other = page.side, ("red" if page.side == "blue" else "blue")
+        soldier = page.alive[side][page.made % len(page.alive[side])]
+        direction = 1.0 if side == "blue" else -1.0  # blue owns the bottom half: aim down
+        move_id = f"{page.id}-{page.version}"
+        vector = [0.0, direction * SOFT_PULL]
+        action = {"type": "flick", "soldier": soldier, "kind": "snipe", "vector": vector}
+        sent = time.perf_counter()
+        # A move not answered in time fails the run rather than hanging it.
+        async with asyncio.timeout(RECEIVE_TIMEOUT):
             await page.sockets[side].send(
                 json.dumps({"type": "action", "action": action, "version": page.version, "move_id": move_id})
             )
             heard = await receive_events(page.sockets[other], page.version + 1)
             latencies.append(time.perf_counter() - sent)
             await receive_ack(page.sockets[side], move_id)
-            page.version = heard["version"]
-            for event in heard["events"]:
-                if event["type"] == "turn":
-                    page.side = event["side"]
-            made += 1
-    finally:
-        for connection in page.sockets.values():
-            await connection.close()
-    return made
+        page.version = heard["version"]
+        for event in heard["events"]:
+            if event["type"] == "turn":
+                page.side = event["side"]
+        page.made += 1
+    page.active = time.perf_counter() - began
 
 
 async def create_pages(base: str, count: int) -> list[Page]:
@@ -270,7 +296,17 @@ async def run(
     resident_before = resident()
     pages = await create_pages(bases[0], args.pages)
     ws = [base.replace("http://", "ws://") for base in bases]
+    # Every socket joins (and hears its state) before the clock starts: the moves timed are play alone.
+    for first in range(0, len(pages), JOIN_BATCH):
+        await asyncio.gather(
+            *(
+                join(page, {"blue": ws[number % len(ws)], "red": ws[(number + 1) % len(ws)]})
+                for number, page in enumerate(pages[first : first + JOIN_BATCH], start=first)
+            )
+        )
+    joined_kb = (resident() - resident_before) / 1024 / args.pages
     latencies: list[float] = []
+    profiler = start_profiler(args, server_pids)
     server_cpu = server_cpu_now()
     db_cpu = database_cpu() if database_cpu is not None else 0.0
     own_cpu = time.process_time()
@@ -283,25 +319,18 @@ async def run(
             await asyncio.sleep(0.25)
 
     watcher = asyncio.create_task(watch_memory())
-    made = await asyncio.gather(
-        *(
-            play(
-                page,
-                {"blue": ws[number % len(ws)], "red": ws[(number + 1) % len(ws)]},
-                args,
-                latencies,
-                started + args.seconds,
-            )
-            for number, page in enumerate(pages)
-        )
-    )
+    await asyncio.gather(*(play(page, args, latencies, started + args.seconds) for page in pages))
     watcher.cancel()
     elapsed = time.perf_counter() - started
     server_cpu = server_cpu_now() - server_cpu
     if database_cpu is not None:
         db_cpu = database_cpu() - db_cpu
     own_cpu = time.process_time() - own_cpu
-    total = sum(made)
+    stop_profiler(profiler)
+    for page in pages:
+        for connection in page.sockets.values():
+            await connection.close()
+    total = sum(page.made for page in pages)
     ordered = sorted(latencies)
     figures = {
         "actions": float(total),
@@ -311,7 +340,14 @@ async def run(
         "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
         "max_ms": ordered[-1] * 1000,
         "kb_per_page": (peak[0] - resident_before) / 1024 / args.pages,
+        "joined_kb_per_page": joined_kb,
     }
+    if args.think > 0:
+        # Offered: each page's pace had every move been answered at once (its moves over its thinking);
+        # done: its moves over the time it played. A server that keeps up has done ≈ offered.
+        figures["offered_per_s"] = sum(page.made / page.thinking for page in pages if page.thinking)
+        figures["done_per_s"] = sum(page.made / page.active for page in pages if page.active)
+        figures["kept_up"] = figures["done_per_s"] / figures["offered_per_s"]
     sockets = 2 * args.pages
     print(f"  pages {args.pages} ({sockets} sockets), think {args.think} s: {total} actions, {elapsed:.1f} s")
     print(f"  throughput {figures['actions_per_s']:.0f} actions/s")
@@ -323,7 +359,17 @@ async def run(
         f"  latency (send -> opponent hears): p50 {figures['p50_ms']:.1f} ms, p99 {figures['p99_ms']:.1f} ms,"
         f" max {figures['max_ms']:.1f} ms"
     )
-    print(f"  memory: {figures['kb_per_page']:.0f} KB per live page (both sockets), peak resident growth")
+    print(
+        f"  memory: {figures['kb_per_page']:.0f} KB per live page (both sockets), peak resident growth;"
+        f" {joined_kb:.0f} KB once every socket had joined"
+    )
+    if args.think > 0:
+        print(
+            f"  pace: offered {figures['offered_per_s']:.0f} actions/s, done {figures['done_per_s']:.0f}"
+            f" ({figures['kept_up']:.1%}; below ~98 % the server is falling behind)"
+        )
+    else:
+        print("  saturation: every page plays its next move as soon as it hears the last one")
     if database_cpu is not None:
         figures["db_cpu_ms_per_action"] = db_cpu / total * 1000
         print(
@@ -333,9 +379,36 @@ async def run(
     return figures
 
 
+def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess.Popen[bytes]]:
+    """With `--profile DIR`: py-spy samples each server process (every thread, 100 Hz, idle threads left
+    out, so the samples are where the CPU goes) for the run, into DIR as collapsed stacks."""
+    if args.profile is None:
+        return []
+    args.profile.mkdir(parents=True, exist_ok=True)
+    args.profile_runs = getattr(args, "profile_runs", 0) + 1
+    profilers = []
+    for pid in pids:
+        out = args.profile / f"{args.profile_runs:02d}-{args.contender}-{pid}.txt"
+        command = [
+            "py-spy", "record", "--pid", str(pid), "--threads", "--format", "raw", "--rate", "100",
+            "--duration", str(int(args.seconds) + 5), "--output", str(out),
+        ]  # fmt: skip
+        profilers.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return profilers
+
+
+def stop_profiler(profilers: list[subprocess.Popen[bytes]]) -> None:
+    """Stops the samplers (py-spy writes its file on SIGINT)."""
+    for profiler in profilers:
+        profiler.send_signal(signal.SIGINT)
+    for profiler in profilers:
+        profiler.wait(30)
+
+
 def floor_template(path: Path) -> None:
-    """Writes the floor app's template: a quick page ready to play and one soft snipe's events, made by
-    the engine, so the floor sends frames of Dotfight's own sizes."""
+    """Writes the floor app's template: a quick page ready to play (with its turn options, as Dotfight's
+    snapshot has them) and a soft snipe's events by each side as Dotfight sends them (the last turn event
+    carrying the options of the opponent's turn), so the floor sends frames of Dotfight's own sizes."""
     state = new_page(RuleSet.preset("quick"), seed=1)
     for side, action in (
         ("blue", {"type": "quick_setup"}),
@@ -343,19 +416,25 @@ def floor_template(path: Path) -> None:
         ("red", {"type": "ready"}),
     ):
         state, _ = apply(state, side, action)
-    shooter = next(s["id"] for s in state.snapshot()["soldiers"] if s["side"] == "blue")
-    snapshot = {**state.snapshot(), "mode": "live", "seed_sha256": "0" * 64, "seed": None, "bot": None}
-    _, events = apply(
-        state, "blue", {"type": "flick", "soldier": shooter, "kind": "snipe", "vector": [0.0, SOFT_PULL]}
-    )
+    snapshot = {
+        **state.snapshot(), "mode": "live", "seed_sha256": "0" * 64, "seed": None, "bot": None,
+        "options": turn_options(state),
+    }  # fmt: skip
+    events: dict[str, list[dict[str, Any]]] = {}
+    for side, direction in (("blue", 1.0), ("red", -1.0)):
+        shooter = next(s["id"] for s in state.snapshot()["soldiers"] if s["side"] == side)
+        flick = {"type": "flick", "soldier": shooter, "kind": "snipe", "vector": [0.0, direction * SOFT_PULL]}
+        state, made = apply(state, side, flick)
+        events[side] = events_on_the_wire(state, made)
     path.write_text(compact_json({"snapshot": snapshot, "events": events}))
 
 
 class FloorServer:
     """benchmarks/floor_app.py as a process on loopback, with the ServerProcess interface run() needs."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, ws: str | None = None) -> None:
         self.workdir = workdir
+        self.ws = ws
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -369,6 +448,7 @@ class FloorServer:
         command = [
             sys.executable, str(Path(__file__).with_name("floor_app.py")), "--port", str(self.port),
             "--database", str(self.workdir / "floor.sqlite3"), "--template", str(template),
+            *(["--ws", self.ws] if self.ws else []),
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
@@ -397,34 +477,77 @@ def one_round(args: argparse.Namespace, make: Contender) -> dict[str, float]:
             server.start()
             if isinstance(server, PostgresServers):
                 try:
-                    return asyncio.run(run(args, server.base_urls, server.pids, server.database_cpu))
+                    return run_client(run(args, server.base_urls, server.pids, server.database_cpu))
                 except Exception:
                     for process in server.servers:
                         print(f"--- {process.log_path.name}\n{process.log_text()[-3000:]}", file=sys.stderr)
                     raise
             assert server.process is not None
-            return asyncio.run(run(args, [server.base_url], [server.process.pid]))
+            return run_client(run(args, [server.base_url], [server.process.pid]))
         finally:
             server.stop()
 
 
-def compare(results: dict[str, list[dict[str, float]]], ours: str = "dotfight", base: str = "floor") -> None:
-    """Prints each contender's medians over the rounds and the ratio of `ours` to `base`."""
+def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
+    """Prints each contender's medians over the rounds and each one's ratio to `base`."""
     keys = [
         ("actions_per_s", "actions/s", "{:.0f}"),
-        ("cpu_ms_per_action", "server CPU ms/action", "{:.2f}"),
+        ("offered_per_s", "offered actions/s", "{:.0f}"),
+        ("kept_up", "done / offered", "{:.3f}"),
+        ("cpu_ms_per_action", "server CPU ms/action", "{:.3f}"),
         ("p50_ms", "p50 send -> opponent, ms", "{:.1f}"),
         ("p99_ms", "p99 send -> opponent, ms", "{:.1f}"),
-        ("kb_per_page", "KB per live page", "{:.0f}"),
+        ("kb_per_page", "KB per live page (peak)", "{:.0f}"),
+        ("joined_kb_per_page", "KB per live page (joined)", "{:.0f}"),
     ]
-    rounds = len(results[ours])
-    print(f"\nmedians over {rounds} interleaved rounds")
-    print(f"{'figure':28} {ours:>12} {base:>12} {'ratio':>7}")
+    names = [name for name in results if name != base] + [base]
+    rounds = len(results[base])
+    print(f"\nmedians over {rounds} interleaved rounds (ratio: to {base})")
+    print(f"{'figure':28}" + "".join(f"{name:>14}" for name in names) + "".join(
+        f"{name + '/' + base:>16}" for name in names[:-1]
+    ))  # fmt: skip
     for key, label, form in keys:
-        mine = statistics.median(r[key] for r in results[ours])
-        theirs = statistics.median(r[key] for r in results[base])
-        ratio = mine / theirs if theirs else float("nan")
-        print(f"{label:28} {form.format(mine):>12} {form.format(theirs):>12} {ratio:>6.2f}x")
+        if key not in results[base][0]:
+            continue
+        medians = {name: statistics.median(r[key] for r in results[name]) for name in names}
+        cells = "".join(f"{form.format(medians[name]):>14}" for name in names)
+        ratio = {name: medians[name] / medians[base] if medians[base] else float("nan") for name in names}
+        ratios = "".join(f"{ratio[name]:>15.2f}x" for name in names[:-1])
+        print(f"{label:28}{cells}{ratios}")
+
+
+class BaselineServer(ServerProcess):
+    """`dotfight serve` from another source tree (`--baseline DIR`, e.g. `git archive main` unpacked):
+    the code before a change, run beside the code after it in the same rounds."""
+
+    def __init__(self, tree: Path, workdir: Path) -> None:
+        super().__init__(
+            f"sqlite:///{workdir / 'pages.sqlite3'}",
+            workdir / "server.log",
+            extra_args=["--no-access-log"],
+            extra_env={**BENCH_ENV, "PYTHONPATH": str(tree)},
+        )
+        self.tree = tree
+
+    def launch(self) -> None:
+        env = {**os.environ, **self.extra_env}
+        command = [
+            sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+            "--database-url", self.database_url, *self.extra_args,
+        ]  # fmt: skip
+        with self.log_path.open("ab") as log:
+            # `-m` puts the working directory first on the path: the tree's own package is the one run.
+            self.process = subprocess.Popen(
+                command, cwd=self.tree, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+
+
+def raise_open_files_limit() -> None:
+    """Lifts the soft limit on open files to the hard one (2000 sockets need more than 1024); the servers
+    started from here inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def main() -> int:
@@ -436,9 +559,25 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="stop after this long (default 60)")
     parser.add_argument("--think", type=float, default=1.0, help="mean think time per move, s (default 1.0)")
     parser.add_argument(
+        "--saturate", action="store_true",
+        help="saturation: no think time, every page plays for --seconds (as many actions as it can)",
+    )  # fmt: skip
+    parser.add_argument(
         "--floor", action="store_true", help="also run the same-stack floor app, interleaved, and compare"
     )
+    parser.add_argument(
+        "--baseline", type=Path, default=None,
+        help="also run `dotfight serve` from this source tree (the code before a change), interleaved",
+    )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --floor (default 3)")
+    parser.add_argument(
+        "--profile", type=Path, default=None,
+        help="sample each server with py-spy during play; collapsed stacks into this directory",
+    )  # fmt: skip
+    parser.add_argument(
+        "--ws", default=None, choices=("websockets", "websockets-sansio", "wsproto"),
+        help="uvicorn's WebSocket implementation for the floor app (and DOTFIGHT_WS_IMPLEMENTATION)",
+    )  # fmt: skip
     parser.add_argument(
         "--processes", type=int, default=1, help="server processes sharing the database (default 1)"
     )
@@ -447,18 +586,29 @@ def main() -> int:
         help="the servers' database (default sqlite; postgresql: a throwaway cluster)",
     )  # fmt: skip
     args = parser.parse_args()
+    if args.saturate:
+        args.think, args.actions = 0.0, 10**9
     if args.processes > 1 and args.database != "postgresql":
         parser.error("live play across processes needs --database postgresql")
-    contenders: dict[str, Contender]
+    raise_open_files_limit()
+    if args.ws is not None:
+        os.environ["DOTFIGHT_WS_IMPLEMENTATION"] = args.ws
+    contenders: dict[str, Contender] = {}
     if args.database == "postgresql":
         name = f"postgresql×{args.processes}"
         processes = args.processes
         contenders = {name: lambda workdir: PostgresServers(workdir, processes), "sqlite×1": bench_server}
-        ours, base = name, "sqlite×1"
-    elif args.floor:
-        contenders = {"dotfight": bench_server, "floor": FloorServer}
-        ours, base = "dotfight", "floor"
+        base = "sqlite×1"
     else:
+        contenders["dotfight"] = bench_server
+        if args.baseline is not None:
+            tree = args.baseline.resolve()
+            contenders["before"] = lambda workdir: BaselineServer(tree, workdir)
+        if args.floor:
+            contenders["floor"] = lambda workdir: FloorServer(workdir, args.ws)
+        base = "floor" if args.floor else "before" if args.baseline is not None else "dotfight"
+    if len(contenders) == 1:
+        args.contender = "dotfight"
         print("dotfight")
         one_round(args, bench_server)
         return 0
@@ -466,10 +616,21 @@ def main() -> int:
     for number in range(args.rounds):
         order = list(contenders) if number % 2 == 0 else list(reversed(contenders))
         for name in order:
-            print(f"round {number + 1}: {name}")
+            print(f"round {number + 1}: {name}", flush=True)
+            args.contender = name
             results[name].append(one_round(args, contenders[name]))
-    compare(results, ours, base)
+    compare(results, base)
     return 0
+
+
+def run_client(main_coroutine: Coroutine[Any, Any, T]) -> T:
+    """Runs the benchmark's client on uvloop when it is installed (it is uvicorn's own loop): the client
+    shares the two cores with the server it measures, and asyncio's own loop costs it more CPU."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main_coroutine)
+    return uvloop.run(main_coroutine)
 
 
 if __name__ == "__main__":
