@@ -381,7 +381,7 @@ async def run(
 
 def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess.Popen[bytes]]:
     """With `--profile DIR`: py-spy samples each server process (every thread, 100 Hz, idle threads left
-    out, so the samples are where the CPU goes) for the run, into DIR as collapsed stacks."""
+    out, only samples holding the GIL: where the Python CPU goes) for the run, into DIR as collapsed stacks."""
     if args.profile is None:
         return []
     args.profile.mkdir(parents=True, exist_ok=True)
@@ -390,7 +390,7 @@ def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess
     for pid in pids:
         out = args.profile / f"{args.profile_runs:02d}-{args.contender}-{pid}.txt"
         command = [
-            "py-spy", "record", "--pid", str(pid), "--threads", "--format", "raw", "--rate", "100",
+            "py-spy", "record", "--pid", str(pid), "--threads", "--format", "raw", "--rate", "100", "--nonblocking", "--gil",
             "--duration", str(int(args.seconds) + 5), "--output", str(out),
         ]  # fmt: skip
         profilers.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
