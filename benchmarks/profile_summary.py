@@ -56,7 +56,9 @@ def thread_kind(name: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--per-action", type=int, default=0, help="actions made while sampled")
     parser.add_argument("--leaves", type=int, default=12, help="leaf functions listed per thread kind")
@@ -76,7 +78,9 @@ def main() -> int:
             for label, needle in MARKERS:
                 if needle in stack:
                     marks.setdefault(kind, Counter())[label] += count
-            leaf = re.sub(r" \(.*?:\d+\)$", "", frames[-1]) + " (" + frames[-1].rsplit("(", 1)[-1].split(":")[0]
+            leaf = (
+                re.sub(r" \(.*?:\d+\)$", "", frames[-1]) + " (" + frames[-1].rsplit("(", 1)[-1].split(":")[0]
+            )
             leaves.setdefault(kind, Counter())[leaf + ")"] += count
     total = sum(per_thread.values())
     print(f"{total} samples ({total / RATE_HZ:.1f} CPU seconds at {RATE_HZ} Hz)")

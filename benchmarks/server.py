@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -170,6 +171,7 @@ class Page:
         self.made = 0
         self.thinking = 0.0  # seconds slept between moves
         self.active = 0.0  # seconds from the first move to the last answer
+        self.timeline: list[tuple[float, float]] = []  # (sent at, latency) of each move
 
 
 # The client shares the machine's two cores with the server under test, so it reads as little as it
@@ -240,7 +242,9 @@ async def play(page: Page, args: argparse.Namespace, latencies: list[float], sto
                 json.dumps({"type": "action", "action": action, "version": page.version, "move_id": move_id})
             )
             heard = await receive_events(page.sockets[other], page.version + 1)
-            latencies.append(time.perf_counter() - sent)
+            heard_at = time.perf_counter()
+            latencies.append(heard_at - sent)
+            page.timeline.append((sent, heard_at - sent))
             await receive_ack(page.sockets[side], move_id)
         page.version = heard["version"]
         for event in heard["events"]:
@@ -306,6 +310,11 @@ async def run(
         )
     joined_kb = (resident() - resident_before) / 1024 / args.pages
     latencies: list[float] = []
+    # The client's own garbage collector must not stall it (thousands of sockets and futures): what was
+    # made before play is frozen out of the collections, and none runs during play.
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     profiler = start_profiler(args, server_pids)
     server_cpu = server_cpu_now()
     db_cpu = database_cpu() if database_cpu is not None else 0.0
@@ -327,11 +336,21 @@ async def run(
         db_cpu = database_cpu() - db_cpu
     own_cpu = time.process_time() - own_cpu
     stop_profiler(profiler)
+    gc.enable()
     for page in pages:
         for connection in page.sockets.values():
             await connection.close()
     total = sum(page.made for page in pages)
     ordered = sorted(latencies)
+    # Per second of the run: the p99 of the moves sent in it, to tell a stall from a steady backlog.
+    per_second: dict[int, list[float]] = {}
+    for page in pages:
+        for sent, latency in page.timeline:
+            per_second.setdefault(int(sent - started), []).append(latency)
+    worst = sorted(
+        ((second, sorted(values)[int(len(values) * 0.99)] * 1000) for second, values in per_second.items()),
+        key=lambda item: -item[1],
+    )[:3]
     figures = {
         "actions": float(total),
         "actions_per_s": total / elapsed,
@@ -359,6 +378,7 @@ async def run(
         f"  latency (send -> opponent hears): p50 {figures['p50_ms']:.1f} ms, p99 {figures['p99_ms']:.1f} ms,"
         f" max {figures['max_ms']:.1f} ms"
     )
+    print("  worst seconds of the run by p99: " + ", ".join(f"second {s}: {p:.0f} ms" for s, p in worst))
     print(
         f"  memory: {figures['kb_per_page']:.0f} KB per live page (both sockets), peak resident growth;"
         f" {joined_kb:.0f} KB once every socket had joined"
@@ -380,8 +400,9 @@ async def run(
 
 
 def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess.Popen[bytes]]:
-    """With `--profile DIR`: py-spy samples each server process (every thread, 100 Hz, idle threads left
-    out, only samples holding the GIL: where the Python CPU goes) for the run, into DIR as collapsed stacks."""
+    """With `--profile DIR`: py-spy samples each server process for the run (every thread at 100 Hz, only
+    samples holding the GIL: where the Python CPU goes; non-blocking, so the server is not paused), into
+    DIR as collapsed stacks (read them with benchmarks/profile_summary.py)."""
     if args.profile is None:
         return []
     args.profile.mkdir(parents=True, exist_ok=True)
@@ -390,7 +411,8 @@ def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess
     for pid in pids:
         out = args.profile / f"{args.profile_runs:02d}-{args.contender}-{pid}.txt"
         command = [
-            "py-spy", "record", "--pid", str(pid), "--threads", "--format", "raw", "--rate", "100", "--nonblocking", "--gil",
+            "py-spy", "record", "--pid", str(pid), "--threads", "--format", "raw", "--rate", "100",
+            "--nonblocking", "--gil",
             "--duration", str(int(args.seconds) + 5), "--output", str(out),
         ]  # fmt: skip
         profilers.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))

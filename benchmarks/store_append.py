@@ -20,7 +20,6 @@ interleaved over `--rounds` rounds on fresh files:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -47,13 +46,12 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.orm import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import RuleSet, apply, new_page
 from dotfight.store import repository
 from dotfight.store.database import make_engine, make_session_factory
-from dotfight.store.models import ActionRow, Base, PageRow
+from dotfight.store.models import ActionRow, Base
 
 CACHE_EVERY = 8
 SOFT_PULL = 40.0
@@ -62,17 +60,28 @@ SOFT_PULL = 40.0
 def played(moves: int) -> list[tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]]:
     """A quick page's soft snipes: (side, action, events, state JSON after) for `moves` moves."""
     state = new_page(RuleSet.preset("quick"), seed=1)
-    for side, action in (("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})):
+    for side, action in (
+        ("blue", {"type": "quick_setup"}),
+        ("blue", {"type": "ready"}),
+        ("red", {"type": "ready"}),
+    ):
         state, _ = apply(state, side, action)
-    ids = {side: [s["id"] for s in state.snapshot()["soldiers"] if s["side"] == side] for side in ("blue", "red")}
+    ids = {
+        side: [s["id"] for s in state.snapshot()["soldiers"] if s["side"] == side] for side in ("blue", "red")
+    }
     out = []
     for number in range(moves):
-        side = state.actor
-        assert side is not None
-        direction = 1.0 if side == "blue" else -1.0
-        action = {"type": "flick", "soldier": ids[side][number // 2 % 24], "kind": "snipe", "vector": [0.0, direction * SOFT_PULL]}
-        state, events = apply(state, side, action)
-        out.append((side, action, events, state.to_json()))
+        actor = state.actor
+        assert actor is not None
+        direction = 1.0 if actor == "blue" else -1.0
+        flick: dict[str, Any] = {
+            "type": "flick",
+            "soldier": ids[actor][number // 2 % 24],
+            "kind": "snipe",
+            "vector": [0.0, direction * SOFT_PULL],
+        }
+        state, events = apply(state, actor, flick)
+        out.append((actor, flick, events, state.to_json()))
     return out
 
 
@@ -86,20 +95,32 @@ def wal_bytes(path: Path) -> int:
 
 def new_schema(metadata: MetaData) -> tuple[Table, Table, Table]:
     pages = Table(
-        "pages", metadata,
-        Column("id", String(32), primary_key=True), Column("rules", JSON), Column("preset", String(16)),
-        Column("seed", String(32)), Column("seed_sha256", String(64)), Column("mode", String(8)),
-        Column("status", String(8)), Column("phase", String(16)), Column("side_to_act", String(8)),
-        Column("winner", String(8)), Column("version", Integer), Column("bot", JSON),
-        Column("created_at", DateTime(timezone=True)), Column("updated_at", DateTime(timezone=True)),
-    )  # fmt: skip
+        "pages",
+        metadata,
+        Column("id", String(32), primary_key=True),
+        Column("rules", JSON),
+        Column("preset", String(16)),
+        Column("seed", String(32)),
+        Column("seed_sha256", String(64)),
+        Column("mode", String(8)),
+        Column("status", String(8)),
+        Column("phase", String(16)),
+        Column("side_to_act", String(8)),
+        Column("winner", String(8)),
+        Column("version", Integer),
+        Column("bot", JSON),
+        Column("created_at", DateTime(timezone=True)),
+        Column("updated_at", DateTime(timezone=True)),
+    )
     states = Table(
-        "page_states", metadata,
+        "page_states",
+        metadata,
         Column("page_id", String(32), ForeignKey("pages.id"), primary_key=True),
-        Column("version", Integer), Column("state", JSON),
-    )  # fmt: skip
-    actions = ActionRow.__table__.to_metadata(metadata)
-    return pages, states, actions  # type: ignore[return-value]
+        Column("version", Integer),
+        Column("state", JSON),
+    )
+    actions = Base.metadata.tables["actions"].to_metadata(metadata)
+    return pages, states, actions
 
 
 def make_pages(engine: Engine, table: Table, count: int) -> list[str]:
@@ -107,10 +128,20 @@ def make_pages(engine: Engine, table: Table, count: int) -> list[str]:
     now = datetime.now(UTC)
     ids = [f"p{number:05d}" for number in range(count)]
     row = {
-        "rules": rules, "preset": "quick", "seed": "0" * 32, "seed_sha256": "0" * 64, "mode": "live",
-        "status": "open", "phase": "battle", "side_to_act": "blue", "winner": None, "version": 0,
-        "bot": None, "created_at": now, "updated_at": now,
-    }  # fmt: skip
+        "rules": rules,
+        "preset": "quick",
+        "seed": "0" * 32,
+        "seed_sha256": "0" * 64,
+        "mode": "live",
+        "status": "open",
+        "phase": "battle",
+        "side_to_act": "blue",
+        "winner": None,
+        "version": 0,
+        "bot": None,
+        "created_at": now,
+        "updated_at": now,
+    }
     if "state_cache" in table.c:
         row |= {"state_cache": MOVES[0][3], "cache_version": 0}
     with engine.begin() as connection:
@@ -133,17 +164,28 @@ def orm_contender(path: Path, pages: int) -> tuple[Callable[[list[tuple[str, int
                 move_id = f"{page_id}-{version}"
                 assert repository.action_by_move_id(session, page_id, move_id) is None
                 changes: dict[str, Any] = {
-                    "version": version + 1, "phase": "battle", "side_to_act": side, "winner": None, "status": "open",
-                }  # fmt: skip
+                    "version": version + 1,
+                    "phase": "battle",
+                    "side_to_act": side,
+                    "winner": None,
+                    "status": "open",
+                }
                 if (version + 1) % CACHE_EVERY == 0:
                     changes["state_cache"] = state_json
                     changes["cache_version"] = version + 1
                 assert repository.append_action(session, page_id, version, changes, now)
                 repository.add_action(
                     session,
-                    ActionRow(page_id=page_id, version=version + 1, side=side, action=action, events=events,
-                              move_id=move_id, created_at=now),
-                )  # fmt: skip
+                    ActionRow(
+                        page_id=page_id,
+                        version=version + 1,
+                        side=side,
+                        action=action,
+                        events=events,
+                        move_id=move_id,
+                        created_at=now,
+                    ),
+                )
 
     return write, engine
 
@@ -153,7 +195,7 @@ def core_contender(
 ) -> tuple[Callable[[list[tuple[str, int]]], None], Engine]:
     engine = make_engine(f"sqlite:///{path}")
     if serializer is not None:
-        engine.dialect._json_serializer = serializer  # type: ignore[attr-defined]
+        engine.dialect._json_serializer = serializer
     metadata = MetaData()
     pages_table, states, actions = new_schema(metadata)
     metadata.create_all(engine)
@@ -162,14 +204,19 @@ def core_contender(
         update(pages_table)
         .where(and_(pages_table.c.id == bindparam("p_id"), pages_table.c.version == bindparam("p_expected")))
         .values(
-            version=bindparam("p_version"), phase=bindparam("p_phase"), side_to_act=bindparam("p_side"),
-            winner=bindparam("p_winner"), status=bindparam("p_status"), updated_at=bindparam("p_now"),
+            version=bindparam("p_version"),
+            phase=bindparam("p_phase"),
+            side_to_act=bindparam("p_side"),
+            winner=bindparam("p_winner"),
+            status=bindparam("p_status"),
+            updated_at=bindparam("p_now"),
         )
-    )  # fmt: skip
+    )
     log = insert(actions)
     upsert = sqlite_insert(states)
     checkpoint = upsert.on_conflict_do_update(
-        index_elements=[states.c.page_id], set_={"version": upsert.excluded.version, "state": upsert.excluded.state}
+        index_elements=[states.c.page_id],
+        set_={"version": upsert.excluded.version, "state": upsert.excluded.state},
     )
 
     def write(batch: list[tuple[str, int]]) -> None:
@@ -177,14 +224,29 @@ def core_contender(
         moves, entries, cached = [], [], []
         for page_id, version in batch:
             side, action, events, state_json = MOVES[version % len(MOVES)]
-            moves.append({
-                "p_id": page_id, "p_expected": version, "p_version": version + 1, "p_phase": "battle",
-                "p_side": side, "p_winner": None, "p_status": "open", "p_now": now,
-            })  # fmt: skip
-            entries.append({
-                "page_id": page_id, "version": version + 1, "side": side, "action": action, "events": events,
-                "move_id": f"{page_id}-{version}", "created_at": now,
-            })  # fmt: skip
+            moves.append(
+                {
+                    "p_id": page_id,
+                    "p_expected": version,
+                    "p_version": version + 1,
+                    "p_phase": "battle",
+                    "p_side": side,
+                    "p_winner": None,
+                    "p_status": "open",
+                    "p_now": now,
+                }
+            )
+            entries.append(
+                {
+                    "page_id": page_id,
+                    "version": version + 1,
+                    "side": side,
+                    "action": action,
+                    "events": events,
+                    "move_id": f"{page_id}-{version}",
+                    "created_at": now,
+                }
+            )
             if (version + 1) % CACHE_EVERY == 0:
                 cached.append({"page_id": page_id, "version": version + 1, "state": state_json})
         with engine.begin() as connection:
@@ -250,7 +312,9 @@ def run_one(name: str, args: argparse.Namespace, workdir: Path) -> dict[str, flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--batches", type=int, default=300)
     parser.add_argument("--batch", type=int, default=4, help="actions per transaction (group commit)")
@@ -262,8 +326,13 @@ def main() -> int:
         for name in names if number % 2 == 0 else reversed(names):
             with tempfile.TemporaryDirectory() as workdir:
                 results[name].append(run_one(name, args, Path(workdir)))
-    print(f"{args.batch} actions per commit, {args.batches} commits, {args.pages} pages; medians of {args.rounds} rounds")
-    print(f"{'contender':14}{'CPU µs/action':>15}{'wall µs/action':>16}{'WAL KB/commit':>15}{'CPU ratio':>11}")
+    print(
+        f"{args.batch} actions per commit, {args.batches} commits, {args.pages} pages;"
+        f" medians of {args.rounds} rounds"
+    )
+    print(
+        f"{'contender':14}{'CPU µs/action':>15}{'wall µs/action':>16}{'WAL KB/commit':>15}{'CPU ratio':>11}"
+    )
     base = statistics.median(r["cpu_us_per_action"] for r in results["orm"])
     for name in names:
         cpu = statistics.median(r["cpu_us_per_action"] for r in results[name])
