@@ -577,10 +577,14 @@ export class GameScreen {
   async rematch() {
     const e = book.entry(this.id) || this.entry;
     const spec = e.spec || { preset: e.preset || "classic", mode: this.mode || "local" };
+    // The player hears at once that a page is on its way, and plainly when none was started.
+    toast("Starting a new page…", { ms: 30000 });
     try {
       await startPage(spec);
+      clearToasts();
     } catch (err) {
-      toast(err.message, { kind: "refusal" });
+      const why = err.code === "offline" ? "there is no connection to the server" : err.message;
+      toast(`No new page was started: ${why}`, { kind: "refusal", ms: 8000 });
     }
   }
 
