@@ -151,8 +151,8 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     most = max(_largest_send(state, side, source, routes[source][0], walkers[source]) for source in routes)
     chain = state.turn.chain if state.turn is not None else None
     lunger = chain.soldier if chain is not None else None  # a pending chain's lunger never walks
-    men = {source: [man for man in walkers[source] if man != lunger] for source in routes}
-    return {"max": most, "from": routes, "men": men}
+    may_walk = {source: [man for man in walkers[source] if man != lunger] for source in routes}
+    return {"max": most, "from": routes, "men": may_walk}
 
 
 def _largest_send(state: State, side: Side, source: str, to: str, men: list[str]) -> int:

@@ -9,10 +9,10 @@ import * as book from "./book.js";
 import { barNodes, presenceNodes, statusNodes } from "./bars.js";
 import { barView, isMyMove, statusView, waitingWords } from "./controls.js";
 import { pageMenu } from "./pagemenu.js";
-import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
+import { baseAt, modelFromSnapshot, otherSide } from "./model.js";
 import { Narrator } from "./narrate.js";
 import { buzz, markYourMove, penScratch } from "./notice.js";
-import { aimContext, sendFrom, turnOptions } from "./options.js";
+import { aimContext, sendFrom, sendMen, turnOptions } from "./options.js";
 import { go, pagePath } from "./nav.js";
 import { flickPreview } from "./preview.js";
 import { Renderer } from "./render.js";
@@ -364,16 +364,17 @@ export class GameScreen {
         toast("No convoy can leave that base now.", { at });
         return;
       }
-      const men = garrison(this.model, b);
-      this.ui.sendFlow = { step: "count", from: b.id, max: Math.min(o.send.max, men.length) };
+      this.ui.sendFlow = { step: "count", from: b.id, max: Math.min(o.send.max, sendMen(o, b.id).length) };
     } else if (f.step === "to") {
       const allowed = (o && o.send && o.send.from[f.from]) || [];
       if (!allowed.includes(b.id)) {
         toast(b.id === f.from ? "Pick another base to send them to." : "They cannot walk there.", { at });
         return;
       }
-      const from = this.model.bases.get(f.from);
-      const men = garrison(this.model, from)
+      // Who may walk is the server's answer; which of them go is this phone's choice: the nearest.
+      const men = sendMen(o, f.from)
+        .map((id) => this.model.soldiers.get(id))
+        .filter(Boolean)
         .sort((a, c) => Math.hypot(a.x - b.x, a.y - b.y) - Math.hypot(c.x - b.x, c.y - b.y))
         .slice(0, f.count);
       this.ui.sendFlow = null;
