@@ -40,7 +40,7 @@ export class GameScreen {
       token: seat.token || this.entry.token || null,
       side: seat.side || this.entry.side || null,
       mode: this.entry.mode || null,
-      kind: "snipe", sendFlow: null, sending: null, busy: false, online: null,
+      kind: "snipe", sendFlow: null, sending: null, online: null,
     };
     this.model = null;
     this.acting = null;
@@ -471,13 +471,14 @@ export class GameScreen {
   refresh() {
     if (!this.model || this.gone) return;
     const m = this.model;
-    this.ui.busy = this.animator.busy;
+    // What the bars are drawn from; drawing them changes nothing (the animator's busy is read, not kept).
+    const ui = { ...this.ui, busy: this.animator.busy };
     const opts = this.options();
-    const st = statusView(m, opts, this.ui);
-    this.statusEl.replaceChildren(...statusNodes(st, this.ui.online === "offline"));
+    const st = statusView(m, opts, ui);
+    this.statusEl.replaceChildren(...statusNodes(st, ui.online === "offline"));
     this.presenceEl.replaceChildren(...presenceNodes(this.presenceNow, this.mode));
     this.overlays(opts);
-    this.renderBar(barView(m, opts, this.ui));
+    this.renderBar(barView(m, opts, ui));
     this.noticeYourMove();
     this.renderer.requestDraw();
   }
