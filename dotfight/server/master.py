@@ -310,9 +310,55 @@ class Master:
             version = _stored_version(session, page_id)
             cached = self._pages.get(page_id)
             # Memory only holds committed states: one newer than the stored version was committed since.
-            if cached is not None and cached.state.version >= version:
-                return cached
-            return self._rebuild(session, page_id)
+            return self._brought_up_to(session, page_id, cached, version)
+
+    def _brought_up_to(
+        self,
+        session: Session,
+        page_id: str,
+        cached: LoadedPage | None,
+        version: int,
+        entries: Sequence[ActionRow] | None = None,
+    ) -> LoadedPage:
+        """Returns the page at the stored `version`: the state in memory advanced by the log entries
+        after it (another process's moves; the engine is deterministic, so the same actions make the
+        same state), or rebuilt from its row when there is none or the log does not follow on from it.
+        `entries` are the log entries after the cached version when the caller has read them already."""
+        if cached is not None and cached.state.version >= version:
+            return cached
+        if cached is not None:
+            at = cached.state.version
+            if entries is None:
+                entries = repository.actions_after(session, page_id, at, up_to=version)
+            behind = [
+                (entry.version, entry.side, entry.action)
+                for entry in entries
+                if at < entry.version <= version
+            ]
+            page = self._advanced(cached, behind)
+            if page is not None and page.state.version == version:
+                self._pages.put(page_id, page)
+                return page
+            logger.info("page %s: the log does not follow on from the state in memory; rebuilding", page_id)
+            self._pages.drop(page_id)
+        return self._rebuild(session, page_id)
+
+    def _advanced(
+        self, page: LoadedPage, entries: Sequence[tuple[int, str, dict[str, Any]]]
+    ) -> LoadedPage | None:
+        """Applies logged (version, side, action) entries to a page in order; None at a gap, a repeat or
+        an entry the engine refuses or numbers differently (the caller then rebuilds from the row)."""
+        state = page.state
+        for version, side, action in entries:
+            if version != state.version + 1:
+                return None
+            try:
+                state, _ = self._advance(state, side, action)
+            except (EngineError, WorkerFailed):
+                return None
+            if state.version != version:
+                return None
+        return LoadedPage(page.meta, state)
 
     def _rebuild(self, session: Session, page_id: str) -> LoadedPage:
         """Builds the page's state from its row: the cached private state plus the log entries after it,
@@ -386,6 +432,25 @@ class Master:
         with self._sessions() as session:
             rows = leases.unleased_bot_pages(session, utc_now())
         return [page_id for page_id, bot, side_to_act in rows if bot.get("side") == side_to_act]
+
+    async def caught_up(self, page_id: str, heard: int) -> tuple[LoadedPage, list[list[dict[str, Any]]]]:
+        """Returns the page at its latest version and the events of each logged action after `heard`,
+        oldest first, read together (one trip to the log both brings the state in memory up to date and
+        tells the sockets what they missed)."""
+        return await self._in_db(self._read_caught_up, page_id, heard)
+
+    def _read_caught_up(self, page_id: str, heard: int) -> tuple[LoadedPage, list[list[dict[str, Any]]]]:
+        with self._sessions() as session:
+            cached = self._pages.get(page_id)
+            if cached is None:
+                page = self._rebuild(session, page_id)
+                entries = repository.actions_after(session, page_id, heard, up_to=page.state.version)
+            else:
+                # One read: every entry after what memory and the sockets hold (all of them committed).
+                entries = repository.actions_after(session, page_id, min(heard, cached.state.version))
+                newest = entries[-1].version if entries else cached.state.version
+                page = self._brought_up_to(session, page_id, cached, newest, entries)
+            return page, [entry.events for entry in entries if heard < entry.version <= page.state.version]
 
     async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
         """Returns the events of each logged action after `version`, oldest first."""
@@ -574,7 +639,7 @@ class Master:
                 with self._sessions() as session:
                     stored = _stored_version(session, page_id)
                     if page is None or page.state.version != stored:
-                        page = self._rebuild(session, page_id)
+                        page = self._brought_up_to(session, page_id, page, stored)
                     duplicate = self._logged_move(session, page_id, seat, move_id)
                 if duplicate is not None:
                     with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
