@@ -10,6 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dotfight.server.pages.errors import PageError
+
 logger = logging.getLogger(__name__)
 
 # Every code the server answers with, and its HTTP status.
@@ -72,6 +74,11 @@ class ApiError(Exception):
     def to_json(self) -> dict[str, Any]:
         """Returns the whole HTTP body."""
         return {"error": self.error_body(), **self.extra}
+
+
+def api_error(error: PageError) -> ApiError:
+    """The page authority's domain error in the API's shape (same code, message, reason and extra)."""
+    return ApiError(error.code, error.message, reason=error.reason, extra=error.extra)
 
 
 def error_response(error: ApiError) -> JSONResponse:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dotfight.engine import State, turn_options
-from dotfight.store.models import PageRow
+
+if TYPE_CHECKING:  # the page authority imports this module and no SQLAlchemy (docs/ARCHITECTURE.md)
+    from dotfight.store.models import PageRow
 
 
 @dataclass(frozen=True)
