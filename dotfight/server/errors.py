@@ -101,6 +101,11 @@ async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc)
 
 
+async def _page_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PageError)
+    return error_response(api_error(exc))
+
+
 async def _validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     return error_response(ApiError("bad_request", describe_validation_error(exc.errors())))
@@ -127,5 +132,6 @@ def install_error_handlers(app: FastAPI) -> None:
     """Makes every refusal of `app` answer in the `{error: {...}}` shape (unexpected errors too)."""
     app.add_exception_handler(Exception, _unexpected_error_handler)
     app.add_exception_handler(ApiError, _api_error_handler)
+    app.add_exception_handler(PageError, _page_error_handler)  # the page authority's, if one gets here
     app.add_exception_handler(RequestValidationError, _validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)

@@ -13,7 +13,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import pytest
+from fastapi.testclient import TestClient
 
+from dotfight.server.app import create_app
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, CreatePage, PageAuthority, Seat, checkpoint_of
 from dotfight.server.pages.errors import (
@@ -24,6 +26,7 @@ from dotfight.server.pages.errors import (
     PageExpired,
     StaleVersion,
 )
+from dotfight.server.settings import Settings
 from dotfight.store.memory import MemoryPageStore
 from dotfight.store.records import LogEntry
 from tests.support.players import nearest_snipe_action
@@ -144,7 +147,9 @@ def test_engine_refusals_and_actions_that_change_nothing_are_refused_and_change_
         page = await authority.page(page_id)
         actor = Seat(page.state.actor)
         with pytest.raises(BadRequest) as nothing:
-            await authority.act(page_id, actor, {"type": "position", "soldiers": []}, page.state.version, None)
+            await authority.act(
+                page_id, actor, {"type": "position", "soldiers": []}, page.state.version, None
+            )
         assert nothing.value.reason == "no_change"
         assert store.version(page_id) == page.state.version
 
@@ -184,7 +189,9 @@ def test_a_write_the_store_takes_at_another_version_is_stale(store: MemoryPageSt
         seat, action, version = await next_action(authority, page_id)
         page = await authority.page(page_id)
         stolen, events = await asyncio.to_thread(authority._advance, page.state, seat.side or "blue", action)
-        store.append(page_id, 0, LogEntry(1, seat.side or "blue", action, events), checkpoint_of(stolen)).result()
+        store.append(
+            page_id, 0, LogEntry(1, seat.side or "blue", action, events), checkpoint_of(stolen)
+        ).result()
         # Memory still says 0 (the other writer was not this authority).
         with pytest.raises(StaleVersion):
             await authority.act(page_id, seat, action, version, None)
@@ -220,3 +227,18 @@ def test_rules_a_new_page_may_not_have_are_a_bad_request(authority: PageAuthorit
 
     with pytest.raises(BadRequest, match="cannot be played"):
         run(create)
+
+
+def test_a_domain_error_reaching_a_route_is_answered_in_the_api_shape(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def expired(*_: object) -> list[dict[str, Any]]:
+        raise PageExpired("this page expired", reason="idle")
+
+    monkeypatch.setattr("dotfight.server.master.Master.summaries", expired)
+    with TestClient(create_app(make_settings())) as client:
+        answer = client.get("/api/pages", params={"ids": "abc"})
+    assert answer.status_code == 410
+    assert answer.json() == {
+        "error": {"code": "page_expired", "message": "this page expired", "reason": "idle"}
+    }

@@ -140,9 +140,8 @@ def test_a_state_in_memory_the_log_does_not_follow_on_from_is_reloaded(
 
 def page_at(authority: PageAuthority, page: LoadedPage, version: int) -> LoadedPage:
     """The page at an earlier version, replayed by the engine from the first entries of its log."""
-    log: list[dict[str, Any]] = [
-        {"side": entry.side, "action": entry.action} for entry in authority.store.log(page.meta.id, 0, version)
-    ]
+    entries = authority.store.log(page.meta.id, 0, version)
+    log: list[dict[str, Any]] = [{"side": entry.side, "action": entry.action} for entry in entries]
     replay = Replay(RuleSet.from_json(page.meta.rules), int(page.meta.seed, 16), log)
     assert replay.valid == version
     return LoadedPage(page.meta, replay.state)
