@@ -211,13 +211,14 @@ class SqlPageStore:
         """Queues the write of one action (see the protocol); the writer commits it with its batch."""
 
         def write(session: Session) -> tuple[Appended, None]:
-            # Asked again inside the write's transaction: the first answer to a move_id is the only one.
-            if entry.move_id is not None:
-                logged = repository.action_by_move_id(session, page_id, entry.move_id)
-                if logged is not None:
-                    return Appended(entry_of(logged), duplicate=True), None
             now = utc_now()
-            if not repository.append_action(session, page_id, expected_version, row_changes(checkpoint), now):
+            changes = row_changes(checkpoint)
+            if not repository.append_action(session, page_id, expected_version, changes, now, entry.move_id):
+                # Asked inside the write's transaction: the first answer to a move_id is the only one.
+                if entry.move_id is not None:
+                    logged = repository.action_by_move_id(session, page_id, entry.move_id)
+                    if logged is not None:
+                        return Appended(entry_of(logged), duplicate=True), None
                 raise VersionMoved(page_id)  # nothing was written
             row = ActionRow(
                 page_id=page_id,

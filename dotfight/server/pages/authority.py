@@ -627,19 +627,17 @@ class PageAuthority:
         moved_on = LoadedPage(page.meta, new_state)
 
         def settle(written: Future[Appended]) -> None:
-            error = written.exception()
-            if error is not None:
-                _fail(outcome, error)
-                return
-            appended = written.result()
-            if appended.duplicate:
-                try:
+            # Runs on the store's writer thread, once the entry is durable (or refused); whatever
+            # happens here, `outcome` is answered, or the action's caller would wait for ever.
+            try:
+                appended = written.result()
+                if appended.duplicate:
                     _answer(outcome, (page, self._first_answer(seat, appended.entry)))
-                except PageError as refusal:
-                    _fail(outcome, refusal)
-                return
-            self._pages.put(page_id, moved_on)
-            _answer(outcome, (moved_on, Applied(version=entry.version, events=entry.events)))
+                    return
+                self._pages.put(page_id, moved_on)
+                _answer(outcome, (moved_on, Applied(version=entry.version, events=entry.events)))
+            except BaseException as error:  # handed to the caller, not swallowed
+                _fail(outcome, error)
 
         try:
             written = self.store.append(page_id, page.state.version, entry, checkpoint_of(new_state))
