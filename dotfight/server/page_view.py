@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dotfight.engine import State, turn_options
-from dotfight.store.models import PageRow
 
 
 @dataclass(frozen=True)
@@ -36,23 +35,6 @@ class PageMeta:
     seed_sha256: str
     bot: BotSeat | None
     created_at: datetime
-
-    @classmethod
-    def from_row(cls, row: PageRow) -> PageMeta:
-        """Reads the fixed parts of a page row."""
-        bot = None
-        if row.bot is not None:
-            bot = BotSeat(side=row.bot["side"], strength=row.bot["strength"], seed=int(row.bot["seed"]))
-        return cls(
-            id=row.id,
-            mode=row.mode,
-            preset=row.preset,
-            rules=row.rules,
-            seed=row.seed,
-            seed_sha256=row.seed_sha256,
-            bot=bot,
-            created_at=row.created_at,
-        )
 
 
 @dataclass(frozen=True)
