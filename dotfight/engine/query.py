@@ -108,20 +108,25 @@ def _accepted(state: State, side: Side, soldier_id: str) -> bool:
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
-    """Returns what the side may send now: `{"max": n, "from": {base: [bases it may walk to]}}`, where
-    `from` lists each own base with men inside who may walk, and any 1 to `max` of a base's men (as many
-    as it holds) may go; `{"max": 0, "from": {}}` when no send is possible now.
+    """Returns what the side may send now: `{"max": n, "from": {base: [bases it may walk to]},
+    "men": {base: [soldiers inside who may walk]}}`, where `from` lists each own base with men inside who
+    may walk, and any 1 to `max` of a base's `men` (as many as it holds) may go; `{"max": 0, "from": {},
+    "men": {}}` when no send is possible now. (The browser picks the walkers from `men`: who stands inside
+    a base is the engine's question, not the client's.)
 
     >>> from dotfight.engine import RuleSet, apply, new_page, send_options
     >>> page = new_page(RuleSet.preset("quick"), seed=7)
     >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
     ...     page, _ = apply(page, side, {"type": kind})
-    >>> send_options(page, "blue")
-    {'max': 5, 'from': {'b1': ['b3', 'b5'], 'b3': ['b1', 'b5'], 'b5': ['b1', 'b3']}}
+    >>> options = send_options(page, "blue")
+    >>> options["max"], options["from"]
+    (5, {'b1': ['b3', 'b5'], 'b3': ['b1', 'b5'], 'b5': ['b1', 'b3']})
+    >>> options["men"]["b3"]
+    ['b3s1', 'b3s2', 'b3s3', 'b3s4', 'b3s5', 'b3s6', 'b3s7', 'b3s8']
     >>> send_options(page, "red")
-    {'max': 0, 'from': {}}
+    {'max': 0, 'from': {}, 'men': {}}
     """
-    none: dict[str, Any] = {"max": 0, "from": {}}
+    none: dict[str, Any] = {"max": 0, "from": {}, "men": {}}
     try:
         require_phase(state, "play", "send")
         require_actor(state, side, "send")
@@ -144,7 +149,10 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     if not routes:
         return none
     most = max(_largest_send(state, side, source, routes[source][0], walkers[source]) for source in routes)
-    return {"max": most, "from": routes}
+    chain = state.turn.chain if state.turn is not None else None
+    lunger = chain.soldier if chain is not None else None  # a pending chain's lunger never walks
+    may_walk = {source: [man for man in walkers[source] if man != lunger] for source in routes}
+    return {"max": most, "from": routes, "men": may_walk}
 
 
 def _largest_send(state: State, side: Side, source: str, to: str, men: list[str]) -> int:

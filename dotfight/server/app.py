@@ -19,11 +19,11 @@ from dotfight.server.fanout import FanOut
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
+from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.master import Master
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.push import PushService
 from dotfight.server.routes import fallback, health, page_html, pages, picture, push, ws
-from dotfight.server.routes.ws import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles

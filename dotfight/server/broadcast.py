@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 from sqlalchemy.orm import Session
 
 logger = logging.getLogger(__name__)
@@ -122,12 +122,33 @@ class LocalBroadcast:
         """Nothing to stop."""
 
 
+# The NOTIFY payloads of one write transaction, sent together just before it commits.
+_PENDING_NOTIFIES = "dotfight_pending_notifies"
+
+
 def notify_in_transaction(session: Session, page_id: str, version: int) -> None:
-    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit)."""
-    session.execute(
-        text("SELECT pg_notify(:channel, :payload)"),
-        {"channel": PAGES_CHANNEL, "payload": f"{page_id} {version}"},
-    )
+    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit).
+
+    The notices of a group commit's actions are gathered and sent in one statement just before the
+    commit (not one round trip per action on the writer's hot path); a batch rolled back sends none.
+    """
+    pending: list[str] | None = session.info.get(_PENDING_NOTIFIES)
+    if pending is None:
+        pending = session.info[_PENDING_NOTIFIES] = []
+        event.listen(session, "before_commit", _send_notifies, once=True)
+    pending.append(f"{page_id} {version}")
+
+
+def _send_notifies(session: Session) -> None:
+    payloads = session.info.pop(_PENDING_NOTIFIES, None)
+    if payloads:
+        session.execute(
+            text(
+                "SELECT pg_notify(:channel, payload) FROM unnest(CAST(:payloads AS text[]))"
+                " WITH ORDINALITY AS notices(payload, n) ORDER BY n"
+            ),
+            {"channel": PAGES_CHANNEL, "payloads": payloads},
+        )
 
 
 class PostgresBroadcast:

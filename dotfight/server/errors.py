@@ -10,6 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dotfight.server.pages.errors import PageError
+
 logger = logging.getLogger(__name__)
 
 # Every code the server answers with, and its HTTP status.
@@ -74,6 +76,11 @@ class ApiError(Exception):
         return {"error": self.error_body(), **self.extra}
 
 
+def api_error(error: PageError) -> ApiError:
+    """The page authority's domain error in the API's shape (same code, message, reason and extra)."""
+    return ApiError(error.code, error.message, reason=error.reason, extra=error.extra)
+
+
 def error_response(error: ApiError) -> JSONResponse:
     """Answers an ApiError over HTTP."""
     return JSONResponse(error.to_json(), status_code=error.status, headers=error.headers or None)
@@ -92,6 +99,11 @@ def describe_validation_error(errors: Any) -> str:
 async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return error_response(exc)
+
+
+async def _page_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, PageError)
+    return error_response(api_error(exc))
 
 
 async def _validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
@@ -120,5 +132,6 @@ def install_error_handlers(app: FastAPI) -> None:
     """Makes every refusal of `app` answer in the `{error: {...}}` shape (unexpected errors too)."""
     app.add_exception_handler(Exception, _unexpected_error_handler)
     app.add_exception_handler(ApiError, _api_error_handler)
+    app.add_exception_handler(PageError, _page_error_handler)  # the page authority's, if one gets here
     app.add_exception_handler(RequestValidationError, _validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)

@@ -36,6 +36,11 @@ class FanOut:
         self._broadcast = broadcast
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
+        # Per page, the newest version a NOTIFY announced (a catch-up reads the log only while the
+        # sockets here have not heard it: this process's own commit is often announced back to it
+        # before its listener delivered it), and the pages whose log must be read whatever they heard.
+        self._announced: dict[str, int] = {}
+        self._must_read: set[str] = set()
         self._presence_reads: set[asyncio.Task[None]] = set()
         broadcast.subscribe(self.heard)
         broadcast.on_reconnect(self.catch_up_all)
@@ -73,7 +78,7 @@ class FanOut:
         """A broadcast subscriber: some process committed `version` of a page."""
         known = self._hub.version(page_id)
         if known is not None and version > known:
-            self._schedule(page_id)
+            self._schedule(page_id, version)
 
     async def catch_up_all(self) -> None:
         """After a dropped LISTEN connection: every page served catches up, and its presence is re-read."""
@@ -104,12 +109,26 @@ class FanOut:
 
     async def _catch_up(self, page_id: str) -> None:
         async with self._master.page_lock(page_id):
-            if self._hub.version(page_id) is None:
+            heard = self._hub.version(page_id)
+            if heard is None:
                 return  # its last socket left meanwhile
-            page = await self._master.page(page_id)
-            await self.catch_up_locked(page_id, page)
+            announced = self._announced.pop(page_id, 0)
+            if page_id in self._must_read:
+                self._must_read.discard(page_id)
+            elif heard >= announced:
+                return  # delivered meanwhile (this process's own commit, announced back to it)
+            # One read brings the state in memory up to the log (advanced by the engine, not rebuilt)
+            # and gives the events the sockets here missed.
+            page, batches = await self._master.caught_up(page_id, heard)
+            self.bring_up_to(page_id, page, batches)
 
-    def _schedule(self, page_id: str) -> None:
+    def _schedule(self, page_id: str, version: int | None = None) -> None:
+        """Catches a page's sockets up with the log: up to `version` (announced by a NOTIFY), or, with
+        None, to whatever the log holds (a commit may have gone unannounced here)."""
+        if version is None:
+            self._must_read.add(page_id)
+        else:
+            self._announced[page_id] = max(version, self._announced.get(page_id, 0))
         if page_id in self._running:
             self._again.add(page_id)  # the running catch-up reads once more when it is done
             return
@@ -131,6 +150,7 @@ class FanOut:
                         logger.warning("page %s: catch-up failed (%s)", page_id, error.message)
                         return
                     self._again.add(page_id)
+                    self._must_read.add(page_id)  # the failed read is owed
                     await asyncio.sleep(CATCH_UP_PAUSE_S)
                 if page_id not in self._again:
                     return
@@ -139,6 +159,8 @@ class FanOut:
         finally:
             self._running.pop(page_id, None)
             self._again.discard(page_id)
+            self._must_read.discard(page_id)
+            self._announced.pop(page_id, None)
 
     async def close(self) -> None:
         """Cancels the catch-ups under way."""

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dotfight.engine import State, turn_options
-from dotfight.store.models import PageRow
 
 
 @dataclass(frozen=True)
@@ -36,23 +35,6 @@ class PageMeta:
     seed_sha256: str
     bot: BotSeat | None
     created_at: datetime
-
-    @classmethod
-    def from_row(cls, row: PageRow) -> PageMeta:
-        """Reads the fixed parts of a page row."""
-        bot = None
-        if row.bot is not None:
-            bot = BotSeat(side=row.bot["side"], strength=row.bot["strength"], seed=int(row.bot["seed"]))
-        return cls(
-            id=row.id,
-            mode=row.mode,
-            preset=row.preset,
-            rules=row.rules,
-            seed=row.seed,
-            seed_sha256=row.seed_sha256,
-            bot=bot,
-            created_at=row.created_at,
-        )
 
 
 @dataclass(frozen=True)
@@ -87,29 +69,29 @@ class LoadedPage:
 def events_on_the_wire(
     state: State, events: Sequence[dict[str, Any]], version: int | None = None
 ) -> list[dict[str, Any]]:
-    """Returns events as they are sent to clients: the last `turn` event carries `options`, what the turn
-    it opens allows (`turn_options` of `state`, the page after these events; CONTRACTS.md C6). With
-    `version` (the action's), options are added only while the page is still at that version (a repeated
-    move answered later from the log is sent as stored). The events given are not changed, so the stored
-    log stays exactly as the engine wrote it.
+    """Returns events as they are sent to clients: the last event carries `options`, what the page after
+    them allows (`turn_options` of `state`, null outside play; CONTRACTS.md C6) — after a flick that
+    keeps the turn (a bonus flick, a chain's link, a send) as after one that passes it, so a client
+    never works out what is allowed itself. With `version` (the action's), options are added only while
+    the page is still at that version (a repeated move answered later from the log, or an earlier
+    action of a catch-up, is sent as stored). The events given are not changed, so the stored log stays
+    exactly as the engine wrote it; `turn_options` is asked once per call, not per client.
 
     >>> from dotfight.engine import RuleSet, apply, new_page
     >>> page = new_page(RuleSet.preset("quick"), seed=7)
-    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready")]:
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
     ...     page, _ = apply(page, side, {"type": kind})
-    >>> page, events = apply(page, "red", {"type": "ready"})
+    >>> page, events = apply(page, "blue", {"type": "send", "from": "b3", "to": "b1", "soldiers": ["b3s1"]})
     >>> sent = events_on_the_wire(page, events)
-    >>> [event["type"] for event in sent], sent[-1]["options"]["side"], "options" in events[-1]
-    (['positioned', 'phase', 'turn'], 'blue', False)
+    >>> [event["type"] for event in sent], sent[-1]["options"]["side"], sent[-1]["options"]["send"]
+    (['send'], 'blue', None)
+    >>> "options" in events[-1], events_on_the_wire(page, events, version=page.version - 1) == events
+    (False, True)
     """
     sent = list(events)
-    if version is not None and version != state.version:
+    if not sent or (version is not None and version != state.version):
         return sent
-    for index in range(len(sent) - 1, -1, -1):
-        if sent[index].get("type") == "turn":
-            # Only the last turn event: the page after the action is the start of that turn alone.
-            sent[index] = {**sent[index], "options": turn_options(state)}
-            break
+    sent[-1] = {**sent[-1], "options": turn_options(state)}
     return sent
 
 

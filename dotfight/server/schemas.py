@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from dotfight.server.pages.authority import CreatePage
+
 Side = Literal["blue", "red"]
 Mode = Literal["local", "bot", "link", "live"]
 Preset = Literal["classic", "quick", "dawood", "custom"]
@@ -91,6 +93,23 @@ class PageCreate(Incoming):
     def seed_value(self) -> int | None:
         """Returns the chosen seed as an int, or None."""
         return None if self.seed is None else parse_seed(self.seed)
+
+    def command(self, bot_seed: int | None = None) -> CreatePage:
+        """Returns the page authority's command for this body (`bot_seed`: the bot's generator seed).
+
+        >>> PageCreate(preset="quick", mode="bot").command(bot_seed=5).bot_side
+        'blue'
+        """
+        wanted = self.bot or BotIn()
+        return CreatePage(
+            preset=self.preset,
+            rules=self.rules,
+            seed=self.seed_value(),
+            mode=self.mode,
+            bot_side=wanted.side,
+            bot_strength=wanted.strength,
+            bot_seed=bot_seed or 0,
+        )
 
 
 def parse_seed(seed: int | str) -> int:

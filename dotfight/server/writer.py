@@ -44,6 +44,7 @@ from dotfight.store.database import (
     begin_write,
     is_database_trouble,
 )
+from dotfight.store.records import JobRefused
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +56,6 @@ WriteCheck = Callable[[], str | None]
 
 # Most jobs committed in one transaction (a bound on how long the first of them waits).
 MAX_BATCH = 64
-
-
-class JobRefused(Exception):
-    """A job's refusal found while writing (not an ApiError): nothing of the job was written, and the
-    other jobs of its batch go on (e.g. a conditional UPDATE that matched no row)."""
 
 
 class _Job(Generic[T]):

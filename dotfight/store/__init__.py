@@ -1,5 +1,3 @@
-"""Storage of pages: SQLAlchemy models, the database connection and the repository functions."""
-
-# Imported with the package so that the tombstone table of expired pages is part of `Base.metadata`
-# wherever the models are (the schema comparison of the migrations sees every table).
-from dotfight.store import expiry as expiry
+"""Storage of pages: SQLAlchemy models, the database connection and the repository functions, the
+`PageStore` protocol with its plain records (`records.py`, free of SQLAlchemy so that the page authority
+may import it) and its two implementations (`sql_pages.py`, `memory.py`)."""

@@ -54,7 +54,14 @@ def make_engine(url: str, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, pool_s
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=not is_sqlite, **options)
     if is_sqlite:
         event.listen(engine, "connect", _pragmas(busy_timeout_s))
+    else:
+        # A SET inside a transaction that rolls back is undone: `begin_write` must set it again.
+        event.listen(engine, "rollback", _forget_lock_timeout)
     return engine
+
+
+def _forget_lock_timeout(connection: Connection) -> None:
+    connection.info.pop("lock_timeout_ms", None)
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
@@ -77,8 +84,9 @@ def begin_write(session: Session, wait_s: float) -> None:
 
     SQLite: `BEGIN IMMEDIATE` takes the write lock at once (waiting up to the busy timeout, set for
     this transaction), so a transaction never reads first and then finds it cannot write; PostgreSQL:
-    a `lock_timeout` for the transaction's row locks. The statements go straight to the driver: this
-    runs once per group commit, on the writer's hot path.
+    a `lock_timeout` for the row locks (set on the connection, and only when it changes or a rollback
+    undid it). The statements go straight to the driver: this runs once per group commit, on the
+    writer's hot path.
     """
     connection = session.connection()
     # Whole tenths of a second, rounded down (never longer than asked): most batches then find the
@@ -94,8 +102,10 @@ def begin_write(session: Session, wait_s: float) -> None:
             driver.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:  # locked past the timeout: nothing was written
             raise DatabaseUnavailable(f"the database is busy ({error})") from error
-    elif connection.dialect.name == "postgresql":
-        connection.exec_driver_sql(f"SET LOCAL lock_timeout = {wait_ms}")
+    elif connection.dialect.name == "postgresql" and connection.info.get("lock_timeout_ms") != wait_ms:
+        # Set for the connection (not LOCAL) and remembered: most batches skip this round trip.
+        connection.exec_driver_sql(f"SET lock_timeout = {wait_ms}")
+        connection.info["lock_timeout_ms"] = wait_ms
 
 
 def _probe_write_lock(connection: Connection, wait_s: float) -> None:

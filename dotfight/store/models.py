@@ -103,3 +103,9 @@ class VapidKeyRow(Base):
     private_pem: Mapped[str] = mapped_column(String(1024))
     public_key: Mapped[str] = mapped_column(String(128))  # the applicationServerKey, base64url
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+# Imported with the models so that the tombstone table of expired pages is part of `Base.metadata`
+# wherever the models are (the schema comparison of the migrations sees every table). At the end: it
+# subclasses `Base`.
+from dotfight.store import expiry as expiry  # noqa: E402

@@ -82,19 +82,28 @@ def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow
 
 
 def append_action(
-    session: Session, page_id: str, expected_version: int, changes: dict[str, Any], now: datetime
+    session: Session,
+    page_id: str,
+    expected_version: int,
+    changes: dict[str, Any],
+    now: datetime,
+    move_id: str | None = None,
 ) -> bool:
-    """Moves the page on (its new version, status, ...), only if it is still at `expected_version`.
+    """Moves the page on (its new version, status, ...), only if it is still at `expected_version` and,
+    given a `move_id`, no logged action of the page carries it (one statement: the usual case costs
+    the writer one round trip; the caller asks which of the two it was only when it matched nothing).
 
     The conditional UPDATE makes a second writer (another worker process) lose cleanly instead of
-    forking the page; the unique (page, version) constraint on the log is the last guard.
-    Returns False (and changes nothing) when the page had moved on. The caller then adds the log entry.
+    forking the page; the unique (page, version) and (page, move_id) constraints on the log are the
+    last guard. Returns False (and changes nothing) when the page had moved on or the move_id is
+    logged. The caller then adds the log entry.
     """
+    query = update(PageRow).where(PageRow.id == page_id, PageRow.version == expected_version)
+    if move_id is not None:
+        logged = select(ActionRow.id).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
+        query = query.where(~logged.exists())
     result = session.execute(
-        update(PageRow)
-        .where(PageRow.id == page_id, PageRow.version == expected_version)
-        .values(**changes, updated_at=now)
-        .execution_options(synchronize_session=False)
+        query.values(**changes, updated_at=now).execution_options(synchronize_session=False)
     )
     return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 

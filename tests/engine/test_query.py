@@ -211,6 +211,7 @@ def check_sends(state: State, side: str, send: dict[str, Any] | None) -> None:
         ]
         lunger = state.turn.chain.soldier if state.turn and state.turn.chain else None
         walkers = [m for m in men if m != lunger]
+        assert send["men"][source] == walkers  # who may walk: the engine's answer, for the browser
         for count in range(1, len(walkers) + 1):
             ok = (
                 refusal(
@@ -293,7 +294,10 @@ def test_a_pending_chain_allows_only_its_lunge_and_a_stop() -> None:
         {"soldier": "runner", "credits": 2, "link": 1},
     )
     assert (options["can_stop"], options["can_end_turn"], options["bonus"]) == (True, True, False)
-    assert options["send"] == {"max": 5, "from": {"b1": ["b2"], "b2": ["b1"]}}
+    send = options["send"]
+    assert (send["max"], send["from"]) == (5, {"b1": ["b2"], "b2": ["b1"]})
+    # The chain's lunger is not among the men who may walk.
+    assert all("runner" not in men for men in send["men"].values()) and set(send["men"]) == {"b1", "b2"}
     kept = turn_options(hand_made(chain=Chain("runner", 2, 1), flicked=True, flicks=1))
     assert kept is not None and (kept["can_stop"], kept["can_end_turn"]) == (True, False)
 
@@ -320,6 +324,6 @@ def test_no_send_once_sent_or_out_of_turn() -> None:
     turn = state.turn
     assert turn is not None
     sent = evolve(state, turn=dataclasses.replace(turn, sent=True))
-    assert send_options(sent, "blue") == {"max": 0, "from": {}} == send_options(state, "red")
+    assert send_options(sent, "blue") == {"max": 0, "from": {}, "men": {}} == send_options(state, "red")
     options = turn_options(sent)
     assert options is not None and options["send"] is None

@@ -1,16 +1,19 @@
 """CONTRACTS.md C6 — turn options on the wire: snapshots (HTTP and the WebSocket `state`) carry
-`options` = the engine's `turn_options(state)`; every `turn` event sent (HTTP action answers, WebSocket
-broadcasts and catch-ups) carries the options of the turn it opens; the stored log is untouched."""
+`options` = the engine's `turn_options(state)`; the last event of every events message sent (HTTP action
+answers, WebSocket broadcasts and catch-ups) carries the options of the page after it — also after a
+flick that keeps the turn (a bonus flick, a chain's link) and a send; the stored log is untouched."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from server_testkit import simple_action
 
 from dotfight.engine import Replay, RuleSet, State, apply, new_page, turn_options
+from tests.support.turn_keeping import KINDS, first_move_keeping_the_turn
 
 SEED = "c6c6c6c6c6c6c6c6"
 
@@ -40,13 +43,14 @@ def step(client: TestClient, page: dict[str, Any], state: State) -> tuple[list[d
     return events, after
 
 
-def only_turns_carry_options(events: list[dict[str, Any]], state: State) -> None:
-    for event in events:
-        if event["type"] == "turn":
-            assert event["options"] == turn_options(state) and event["options"] is not None
-            assert event["options"]["side"] == event["side"] == state.turn.side  # type: ignore[union-attr]
-        else:
-            assert "options" not in event
+def the_last_event_carries_options(events: list[dict[str, Any]], state: State) -> None:
+    """The message's last event carries the options of the page after it; no other event carries any."""
+    assert events and events[-1]["options"] == turn_options(state)
+    assert all("options" not in event for event in events[:-1])
+    options = events[-1]["options"]
+    assert (options is None) == (state.phase != "play")
+    if options is not None:
+        assert options["side"] == state.turn.side  # type: ignore[union-attr]
 
 
 def test_snapshots_and_action_answers_carry_the_engines_turn_options_and_the_log_stays_as_written(
@@ -57,7 +61,7 @@ def test_snapshots_and_action_answers_carry_the_engines_turn_options_and_the_log
     turns = 0
     while state.phase != "over" and state.version < 60:
         events, state = step(client, page, state)
-        only_turns_carry_options(events, state)
+        the_last_event_carries_options(events, state)
         turns += sum(event["type"] == "turn" for event in events)
         snapshot = client.get(f"/api/pages/{page['id']}").json()
         assert snapshot["options"] == turn_options(state)
@@ -117,18 +121,16 @@ def test_the_websocket_sends_options_in_its_state_its_broadcasts_and_its_catch_u
             while message["type"] == "presence":
                 message = watcher.receive_json()
             assert message["type"] == "events" and message["version"] == version + 1
-            only_turns_carry_options(message["events"], state)
+            the_last_event_carries_options(message["events"], state)
             seen_turns += sum(event["type"] == "turn" for event in message["events"])
         assert seen_turns >= 3
 
-    # A client coming back at version 3 hears every event since; the last turn carries today's options.
+    # A client coming back at version 3 hears every event since; the last carries today's options.
     with client.websocket_connect(f"/api/pages/{page['id']}/ws") as late:
         late.send_json({"type": "hello", "version": 3})
         message = late.receive_json()
         assert message["type"] == "events" and message["version"] == state.version
-        turn_events = [event for event in message["events"] if event["type"] == "turn"]
-        assert turn_events[-1]["options"] == turn_options(state)
-        assert all("options" not in event for event in turn_events[:-1])
+        the_last_event_carries_options(message["events"], state)
 
 
 def test_a_repeated_move_is_answered_as_first_while_the_page_stands_and_as_stored_after(
@@ -140,7 +142,7 @@ def test_a_repeated_move_is_answered_as_first_while_the_page_stands_and_as_store
     url, headers = f"/api/pages/{page['id']}/actions", bearer(page["seats"]["blue"])
     body = {"action": simple_action(state.snapshot()), "version": state.version, "move_id": "m-1"}
     first = client.post(url, json=body, headers=headers).json()
-    assert any("options" in event for event in first["events"])  # a snipe passes the turn to red
+    assert first["events"][-1]["options"]["side"] == "red"  # a snipe passes the turn to red
     assert client.post(url, json=body, headers=headers).json() == first
     state, _ = apply(state, "blue", body["action"])
     _, state = step(client, page, state)  # the page moves on
@@ -148,3 +150,33 @@ def test_a_repeated_move_is_answered_as_first_while_the_page_stands_and_as_store
     assert later["version"] == first["version"] and all("options" not in event for event in later["events"])
     stored = client.get(f"/api/pages/{page['id']}/log").json()["entries"][first["version"] - 1]["events"]
     assert later["events"] == stored
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_message_carries_the_options_after_a_move_that_keeps_the_turn(
+    client: TestClient, kind: str
+) -> None:
+    """Over HTTP and the WebSocket, every message's last event carries the options of the page after it,
+    along a page up to and including a bonus flick, a chain's link or a send (the turn kept)."""
+    seed, moves, move, _ = first_move_keeping_the_turn(kind)
+    created = client.post("/api/pages", json={"preset": "quick", "mode": "local", "seed": f"{seed:032x}"})
+    assert created.status_code == 201
+    page = created.json()
+    state = new_page(RuleSet.preset("quick"), seed)
+    with client.websocket_connect(f"/api/pages/{page['id']}/ws") as watcher:
+        watcher.send_json({"type": "hello", "version": 0})
+        assert watcher.receive_json()["type"] == "state"
+        for side, action in [*moves, move]:
+            body = {"action": action, "version": state.version}
+            answer = client.post(
+                f"/api/pages/{page['id']}/actions", json=body, headers=bearer(page["seats"][side])
+            )
+            assert answer.status_code == 200, answer.text
+            state, _ = apply(state, side, action)
+            events = answer.json()["events"]
+            the_last_event_carries_options(events, state)
+            message = watcher.receive_json()
+            while message["type"] == "presence":
+                message = watcher.receive_json()
+            assert message == {"type": "events", "version": state.version, "events": events}
+    assert not any(event["type"] == "turn" for event in events) and state.phase == "play"

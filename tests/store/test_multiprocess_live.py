@@ -145,6 +145,12 @@ def test_a_link_page_across_two_processes(two_servers: tuple[ServerProcess, Serv
         action = nearest_snipe_action(page, resign_from_version=28)
         side = page["side_to_act"]
         sockets[side].send_action(action, page["version"], f"m{number}")
+        # Each socket, on either process, hears the move with what the page now allows (C6): the last
+        # event carries the options of the page after it, as the snapshot does.
+        now = snapshot(b, page_id)
+        for socket in (blue, red, watcher):
+            heard = socket.wait_for(lambda m, v=now["version"]: m["type"] == "events" and m["version"] == v)
+            assert heard["events"][-1]["options"] == now["options"]
         if action["type"] == "resign":
             break
     end = snapshot(b, page_id)["version"]

@@ -33,7 +33,7 @@ from sqlalchemy.pool import NullPool
 from dotfight.engine import Replay, RuleSet
 from dotfight.server.app import create_app
 from dotfight.server.settings import Settings
-from dotfight.store.database import make_engine
+from dotfight.store.database import begin_write, make_engine
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, utc_now
 from tests.support.players import nearest_snipe_action
@@ -735,3 +735,36 @@ def test_a_bot_page_keeps_its_bot_seat_across_a_restart_and_the_bot_plays_on(
     assert [entry["version"] for entry in entries] == list(range(1, after["version"] + 1))
     # Dawood-bot, rebuilt from the stored seat, moved after the restart.
     assert any(entry["side"] == "red" for entry in entries[before["version"] :])
+
+
+def test_the_writers_lock_timeout_is_set_once_and_again_after_a_rollback_undid_it(postgres_url: str) -> None:
+    """`begin_write` sets lock_timeout on the connection only when it changes (one round trip less per
+    group commit); a SET inside a transaction that rolls back is undone, so it is then set again."""
+    engine = make_engine(postgres_url, pool_size=1)
+    sets: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def seen(_c: object, _cur: object, statement: str, *_: object) -> None:
+        if statement.startswith("SET lock_timeout"):
+            sets.append(statement)
+
+    def lock_timeout(session: Session) -> str:
+        return str(session.execute(text("SHOW lock_timeout")).scalar())
+
+    try:
+        with Session(engine) as session, session.begin():
+            begin_write(session, 1.0)
+        with Session(engine) as session, session.begin():
+            begin_write(session, 1.0)
+            assert lock_timeout(session) == "1s"
+        assert sets == ["SET lock_timeout = 1000"]
+        with Session(engine) as session:
+            session.begin()
+            begin_write(session, 2.0)
+            session.rollback()  # undoes the SET
+        with Session(engine) as session, session.begin():
+            begin_write(session, 2.0)
+            assert lock_timeout(session) == "2s"
+        assert sets[-1] == "SET lock_timeout = 2000" and len(sets) == 3
+    finally:
+        engine.dispose()

@@ -42,6 +42,7 @@ def test_end_sheet_once_and_back_closes_sheets(server: str, phone: Any, screens:
     p.goto(f"/p/{created['id']}")
     p.page.wait_for_timeout(300)
     assert p.page.locator(".sheet.end").count() == 0
+    p.shot(screens, "defect7-end-sheet-once")
     p.tap("text=Numbers")
     p.page.locator(".sheet.end").wait_for()
     # The page menu, too, closes with Back.
@@ -84,9 +85,10 @@ def test_cover_words_book_mark_and_red_ready(server: str, phone: Any, screens: P
     p.goto(f"/p/{local['id']}#seat={local['seats']['blue']}")
     assert p.state()["sideToAct"] == "red"
     assert "btn-red" in (p.page.locator("[data-action=ready]").get_attribute("class") or "")
+    p.shot(screens, "defect7-red-ready")
 
 
-def test_a_short_pull_is_said(server: str, phone: Any) -> None:
+def test_a_short_pull_is_said(server: str, phone: Any, screens: Path) -> None:
     page_id, token = page_ready_to_flick(server)
     p = Phone(phone, server)
     p.goto(f"/p/{page_id}#seat={token}")
@@ -100,6 +102,7 @@ def test_a_short_pull_is_said(server: str, phone: Any) -> None:
     toast.wait_for()
     assert "Pull further" in toast.inner_text()
     assert p.state()["inkCount"] == 0
+    p.shot(screens, "defect7-short-pull")
 
 
 def test_own_half_is_clean_paper_while_drawing_bases(server: str, phone: Any, screens: Path) -> None:

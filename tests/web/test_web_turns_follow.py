@@ -80,6 +80,7 @@ def test_bars_follow_the_bots_turn(server: str, browser: Any, phone: Any, screen
         w.goto(f"/p/{page_id}")
         hint = w.page.locator(".bottombar .hint").inner_text()
         assert "Blue is flicking" in hint and "Dawood-bot" not in hint
+        w.shot(screens, "defect7-bot-watcher")
     finally:
         ctx.close()
     assert p.errors == []

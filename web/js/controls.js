@@ -48,7 +48,9 @@ export function statusView(model, opts, ui) {
   if (model.phase === "positioning") {
     return { who, badges: [], line1: `${name}: arrange soldiers`, line2: "drag them inside or just outside your rings, then Ready" };
   }
-  const o = opts || {};
+  // Play: what is left of the turn is the server's answer; until it comes, the line waits for it.
+  if (!opts) return { who, badges: [], line1: `${name}${you ? "" : " to flick"}`, line2: "…" };
+  const o = opts;
   const left = o.flicks_left ?? 0;
   const sent = model.turn && model.turn.sent;
   const line2 = o.chain ? `lunge again: ${o.chain.credits} left` : `${left} flick${left === 1 ? "" : "s"} left${sent ? " · sent" : ""}`;
@@ -84,7 +86,9 @@ export function barView(model, opts, ui) {
   if (model.phase === "positioning") {
     return { hint: "Drag soldiers to arrange them, then tap Ready.", items: [button("Ready", "ready", sideBtn, { action: "ready" })] };
   }
-  const o = opts || {};
+  // What the turn allows is the server's answer: until it comes (a moment after a catch-up), no controls.
+  if (!opts) return { hint: "…", items: [] };
+  const o = opts;
   const f = ui.sendFlow;
   if (f) {
     const items = [];
@@ -98,7 +102,7 @@ export function barView(model, opts, ui) {
     items.push(button("Cancel", "cancel_send"));
     return { hint, items };
   }
-  const kinds = o.kinds || ["snipe", "lunge"];
+  const kinds = o.kinds;
   const items = [{ type: "switch", chosen: kinds.length === 1 ? kinds[0] : ui.kind, locked: kinds.length === 1 }];
   if (o.send) items.push(button("Send", "send", "btn", { action: "send" }));
   // C1: `can_stop` — a stop is accepted now (it drops a pending chain, or ends the turn after a flick).

@@ -9,10 +9,10 @@ import * as book from "./book.js";
 import { barNodes, presenceNodes, statusNodes } from "./bars.js";
 import { barView, isMyMove, statusView, waitingWords } from "./controls.js";
 import { pageMenu } from "./pagemenu.js";
-import { baseAt, garrison, modelFromSnapshot, otherSide } from "./model.js";
+import { baseAt, modelFromSnapshot, otherSide } from "./model.js";
 import { Narrator } from "./narrate.js";
 import { buzz, markYourMove, penScratch } from "./notice.js";
-import { aimContext, sendFrom, turnOptions } from "./options.js";
+import { aimContext, sendFrom, sendMen, turnOptions } from "./options.js";
 import { go, pagePath } from "./nav.js";
 import { flickPreview } from "./preview.js";
 import { Renderer } from "./render.js";
@@ -40,7 +40,7 @@ export class GameScreen {
       token: seat.token || this.entry.token || null,
       side: seat.side || this.entry.side || null,
       mode: this.entry.mode || null,
-      kind: "snipe", sendFlow: null, sending: null, busy: false, online: null,
+      kind: "snipe", sendFlow: null, sending: null, online: null,
     };
     this.model = null;
     this.acting = null;
@@ -364,16 +364,17 @@ export class GameScreen {
         toast("No convoy can leave that base now.", { at });
         return;
       }
-      const men = garrison(this.model, b);
-      this.ui.sendFlow = { step: "count", from: b.id, max: Math.min(o.send.max, men.length) };
+      this.ui.sendFlow = { step: "count", from: b.id, max: Math.min(o.send.max, sendMen(o, b.id).length) };
     } else if (f.step === "to") {
       const allowed = (o && o.send && o.send.from[f.from]) || [];
       if (!allowed.includes(b.id)) {
         toast(b.id === f.from ? "Pick another base to send them to." : "They cannot walk there.", { at });
         return;
       }
-      const from = this.model.bases.get(f.from);
-      const men = garrison(this.model, from)
+      // Who may walk is the server's answer; which of them go is this phone's choice: the nearest.
+      const men = sendMen(o, f.from)
+        .map((id) => this.model.soldiers.get(id))
+        .filter(Boolean)
         .sort((a, c) => Math.hypot(a.x - b.x, a.y - b.y) - Math.hypot(c.x - b.x, c.y - b.y))
         .slice(0, f.count);
       this.ui.sendFlow = null;
@@ -470,13 +471,14 @@ export class GameScreen {
   refresh() {
     if (!this.model || this.gone) return;
     const m = this.model;
-    this.ui.busy = this.animator.busy;
+    // What the bars are drawn from; drawing them changes nothing (the animator's busy is read, not kept).
+    const ui = { ...this.ui, busy: this.animator.busy };
     const opts = this.options();
-    const st = statusView(m, opts, this.ui);
-    this.statusEl.replaceChildren(...statusNodes(st, this.ui.online === "offline"));
+    const st = statusView(m, opts, ui);
+    this.statusEl.replaceChildren(...statusNodes(st, ui.online === "offline"));
     this.presenceEl.replaceChildren(...presenceNodes(this.presenceNow, this.mode));
     this.overlays(opts);
-    this.renderBar(barView(m, opts, this.ui));
+    this.renderBar(barView(m, opts, ui));
     this.noticeYourMove();
     this.renderer.requestDraw();
   }
@@ -577,10 +579,14 @@ export class GameScreen {
   async rematch() {
     const e = book.entry(this.id) || this.entry;
     const spec = e.spec || { preset: e.preset || "classic", mode: this.mode || "local" };
+    // The player hears at once that a page is on its way, and plainly when none was started.
+    toast("Starting a new page…", { ms: 30000 });
     try {
       await startPage(spec);
+      clearToasts();
     } catch (err) {
-      toast(err.message, { kind: "refusal" });
+      const why = err.code === "offline" ? "there is no connection to the server" : err.message;
+      toast(`No new page was started: ${why}`, { kind: "refusal", ms: 8000 });
     }
   }
 

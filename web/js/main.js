@@ -3,8 +3,8 @@
 // the browser tests.
 
 import * as book from "./book.js";
-import { pagePath, setRouter } from "./nav.js";
-import { closeTopSheet, ownPop } from "./ui.js";
+import { ownPop, pagePath, setRouter } from "./nav.js";
+import { closeTopSheet } from "./ui.js";
 
 let current = null;
 

@@ -26,8 +26,8 @@ export function modelFromSnapshot(snap) {
     endReason: s.end_reason ?? null,
     seedSha256: s.seed_sha256 ?? null,
     bot: s.bot ?? null,
-    // The server's turn options (C6); stale once a flick or send of this turn has landed, until the
-    // next snapshot or `turn` event brings fresh ones.
+    // The server's turn options (C6): each events message's last event brings the page's after it; an
+    // event on the way there (ink, a bonus, a send, a new turn) makes them stale until they come.
     options: s.options ?? null,
     optionsStale: false,
   };
@@ -55,16 +55,6 @@ export function baseAt(model, x, y, side = null) {
     if (d <= b.r && d < bestD) { best = b; bestD = d; }
   }
   return best;
-}
-
-/** Living soldiers of a side standing inside a base (not on the road), nearest the centre first. */
-export function garrison(model, base) {
-  const men = [];
-  for (const s of model.soldiers.values()) {
-    if (!s.alive || s.on_road || s.side !== base.side) continue;
-    if (Math.hypot(s.x - base.x, s.y - base.y) <= base.r) men.push(s);
-  }
-  return men;
 }
 
 /** Colour of the cross over a soldier crossed out by `by` with `cause` (the killer's side). */
@@ -155,8 +145,7 @@ export function applyEvent(model, ev) {
         side: ev.side, number: ((model.turn && model.turn.number) || 0) + 1, flicks_left: ev.flicks,
         chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false, bonus: false,
       };
-      model.options = ev.options ?? null;
-      model.optionsStale = false;
+      model.optionsStale = true;
       break;
     case "game_over":
       model.winner = ev.winner;
@@ -165,5 +154,10 @@ export function applyEvent(model, ev) {
       break;
     default:
       break;
+  }
+  // The last event of a message from the server carries what the page after it allows.
+  if ("options" in ev) {
+    model.options = ev.options ?? null;
+    model.optionsStale = false;
   }
 }

@@ -59,10 +59,16 @@ export class Renderer {
     if (width > 0 && Math.abs(width - this.cssWidth) >= 1) this.resize(width);
   }
 
-  /** Shows another model (or the same one changed by a snapshot); the cached layer is rebuilt. */
+  /**
+   * Shows another model (or the same one changed by a snapshot); the cached layer (paper, rings, finished
+   * ink) is rebuilt unless the model is the same page at the same version (e.g. the socket's hello
+   * answering the snapshot just drawn: its ink is the same, and redrawing it all is the costliest frame).
+   */
   setModel(model) {
+    const old = this.model;
+    const same = old && model && old.id === model.id && old.version === model.version && old.ink.length === model.ink.length;
     this.model = model;
-    this.layerKey = "";
+    if (!same) this.layerKey = "";
     this.requestDraw();
   }
 

@@ -2,6 +2,8 @@
 // slide up from the bottom, the hand-over card for passing one phone, and toasts that speak near
 // the finger.
 
+import { stepBack } from "./nav.js";
+
 /** Builds an element: h("button", {class: "x", onclick}, "text", child…). */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -69,17 +71,9 @@ export function say(text) {
 }
 
 // Sheets take one history entry each, so the phone's Back closes the sheet instead of leaving the
-// screen. `ownPops` counts the Back steps the app takes itself (not to be routed).
+// screen; a sheet closed by its own button drops its entry with a Back step of the app's own (nav.js).
 let sheetCount = 0;
 const openSheets = [];
-let ownPops = 0;
-
-/** True (once) for a Back step the app took itself to drop a closed sheet's history entry. */
-export function ownPop() {
-  if (ownPops === 0) return false;
-  ownPops -= 1;
-  return true;
-}
 
 /** Closes the top sheet for a Back press (its history entry is already gone); false if none. */
 export function closeTopSheet() {
@@ -108,8 +102,7 @@ export function sheet(title, body, { className = "" } = {}) {
     // a plain close takes the entry back off the history.
     setTimeout(() => {
       if (history.state && history.state.sheet === id) {
-        ownPops += 1;
-        history.back();
+        stepBack();
       }
     }, 0);
   };

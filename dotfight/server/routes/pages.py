@@ -45,7 +45,7 @@ async def create_page(body: PageCreate, request: Request, services: ServicesDep)
         if not services.bots.available:
             raise ApiError("mode_unavailable", "Dawood-bot cannot play on this server yet")
         bot_seed = secrets.randbits(BOT_SEED_BITS)
-    created = await services.master.create(body, bot_seed)
+    created = await services.master.create(body.command(bot_seed))
     services.bots.wake(created.page)
     page_id = created.page.meta.id
     base = public_base(services.settings, request)

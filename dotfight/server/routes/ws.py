@@ -1,40 +1,20 @@
-"""The WebSocket of a page: hello, catch-up, actions with acks, errors, presence, and flood guards."""
+"""The route of the page socket: checks the handshake (page id, Origin) and hands the socket to
+`dotfight.server.live`."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import re
-from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, WebSocket
-from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 
-from dotfight.server.deps import client_key, get_services
-from dotfight.server.errors import ApiError, describe_validation_error
-from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, NOBODY, Connection, events_message
-from dotfight.server.limits import TokenBucket
-from dotfight.server.master import Seat
-from dotfight.server.page_view import events_on_the_wire
+from dotfight.server.deps import get_services
+from dotfight.server.live import CLOSE_POLICY, serve_page_socket
 from dotfight.server.routes.pages import PAGE_ID_PATTERN
-from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
-from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 
-logger = logging.getLogger(__name__)
 router = APIRouter()
-
-CLOSE_POLICY = 1008  # flood, refused hello, bad origin
-CLOSE_TOO_BIG = 1009
-CLOSE_TRY_LATER = 1013
-CLOSE_PAGE_EXPIRED = 4410  # 4000 + HTTP 410 (CONTRACTS.md C5)
-# A client further behind than this many actions gets the whole snapshot instead of the events.
-MAX_CATCH_UP_ACTIONS = 200
-
-_client_message: TypeAdapter[HelloMessage | ActionMessage] = TypeAdapter(ClientMessage)
 
 
 def origin_allowed(headers: Headers, settings: Settings) -> bool:
@@ -49,198 +29,6 @@ def origin_allowed(headers: Headers, settings: Settings) -> bool:
     return parts.scheme in ("http", "https") and bool(host) and parts.netloc.lower() == host.lower()
 
 
-class RefusedMessage(Exception):
-    """A client message that cannot be read; `hello` tells whether it said it was a hello."""
-
-    def __init__(self, error: ApiError, *, hello: bool) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.hello = hello
-
-
-TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
-
-
-def parse_client_message(text: str) -> HelloMessage | ActionMessage:
-    """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
-
-    The JSON is read as Python reads it (NaN and Infinity included), so that an action carrying a
-    non-finite number is still answered under its move_id; the number itself is refused by the schema.
-    """
-    try:
-        raw = json.loads(text)
-    except ValueError as error:
-        raise RefusedMessage(ApiError("bad_request", f"not JSON: {error}"), hello=False) from None
-    except RecursionError:  # json's C parser gives up on deep nesting (a 3 KB frame of lists)
-        raise RefusedMessage(TOO_DEEP, hello=False) from None
-    try:
-        return _client_message.validate_python(raw)
-    except RecursionError:
-        raise RefusedMessage(TOO_DEEP, hello=False) from None
-    except ValidationError as error:
-        fields = raw if isinstance(raw, dict) else {}
-        move_id = fields.get("move_id")
-        extra = {"move_id": move_id} if isinstance(move_id, str) and len(move_id) <= 64 else {}
-        refusal = ApiError("bad_request", describe_validation_error(error.errors()), extra=extra)
-        raise RefusedMessage(refusal, hello=fields.get("type") == "hello") from None
-
-
-def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]:
-    """Builds the `{type: "error", code, message, move_id?, reason?}` message (stale: with the snapshot)."""
-    message: dict[str, Any] = {"type": "error", **error.error_body(), **error.extra}
-    if move_id is not None:
-        message["move_id"] = move_id
-    return message
-
-
-def refused_hello_close(error: ApiError) -> tuple[int, str]:
-    """Returns the close code (and reason) after a refused hello: a database outage is worth retrying
-    (1013 "try again later"), a full page is 4429, anything else is refused for good (1008)."""
-    if error.code == "unavailable":
-        return CLOSE_TRY_LATER, ""
-    if error.code == "too_many_sockets":
-        return CLOSE_TOO_MANY_SOCKETS, error.message
-    if error.code == "page_expired":
-        return CLOSE_PAGE_EXPIRED, error.message
-    return CLOSE_POLICY, ""
-
-
-class PageSocket:
-    """One client's conversation with a page."""
-
-    def __init__(self, services: Services, page_id: str, connection: Connection) -> None:
-        self._services = services
-        self._page_id = page_id
-        self._connection = connection
-        self._seat: Seat | None = None
-        self._joined = False
-        self._greeted = False  # a readable hello arrived (it may still be refused)
-        settings = services.settings
-        self._bucket = TokenBucket(settings.ws_messages_per_second, settings.ws_message_burst)
-        # A socket that never says hello would hold a connection for nothing: it is closed in time.
-        self._hello_timer = asyncio.get_running_loop().call_later(
-            settings.ws_hello_timeout, self._hello_overdue
-        )
-
-    def _hello_overdue(self) -> None:
-        if self._greeted:
-            return
-        error = ApiError("bad_request", "no hello in time")
-        self._connection.send_json(error_message(error))
-        self._connection.close_soon(CLOSE_POLICY)
-
-    async def serve(self) -> None:
-        """Reads messages until the client leaves or is closed."""
-        websocket = self._connection.websocket
-        limit = self._services.settings.ws_max_message_bytes
-        while True:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            text = message.get("text")
-            size = len(text.encode("utf-8")) if text is not None else len(message.get("bytes") or b"")
-            if size > limit:
-                await self._connection.close_now(CLOSE_TOO_BIG)
-                return
-            if not self._bucket.take():
-                await self._connection.close_now(CLOSE_POLICY)
-                return
-            if text is None:
-                self._connection.send_json(error_message(ApiError("bad_request", "send JSON text frames")))
-                continue
-            try:
-                parsed = parse_client_message(text)
-            except RefusedMessage as refused:
-                self._connection.send_json(error_message(refused.error))
-                if refused.hello:  # like every refused hello: the socket is closed
-                    self._connection.close_soon(CLOSE_POLICY)
-                    return
-                continue
-            if isinstance(parsed, HelloMessage):
-                if not await self._hello(parsed):
-                    return
-            else:
-                await self._action(parsed)
-
-    async def _hello(self, hello: HelloMessage) -> bool:
-        self._greeted = True
-        master = self._services.master
-        hub = self._services.hub
-        connection = self._connection
-        fanout = self._services.fanout
-        try:
-            seat = await master.seat(self._page_id, hello.token) if hello.token else None
-            # The seats other processes hold, for a page this process serves no socket of yet.
-            remote = NOBODY
-            if hub.version(self._page_id) is None:
-                remote = await self._services.broadcast.remote_presence(self._page_id)
-            # Under the page lock no action can commit between what this client is told and its
-            # joining the broadcasts: it misses nothing and hears nothing twice.
-            async with master.page_lock(self._page_id):
-                page = await master.page(self._page_id)
-                if hub.page_full(self._page_id, connection):
-                    raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
-                # The page's sockets here first hear what other processes committed up to this version.
-                await fanout.catch_up_locked(self._page_id, page)
-                version = page.state.version
-                since = hello.version or 0
-                if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
-                    batches = await master.events_since(self._page_id, since)
-                    events = [event for batch in batches for event in batch]
-                    connection.send(events_message(version, events_on_the_wire(page.state, events)))
-                else:
-                    snapshot = page.public_snapshot()
-                    label = seat.label if seat else None
-                    connection.send_json({"type": "state", "snapshot": snapshot, "seat": label})
-                self._seat = seat
-                connection.seat = seat.label if seat else None
-                bot = page.meta.bot
-                always = frozenset({bot.side}) if bot is not None else frozenset()
-                # Joins (or, on a resync hello, updates its seat) and hears the presence.
-                first = hub.version(self._page_id) is None
-                hub.join(self._page_id, connection, always, version, remote)
-                if first:
-                    fanout.first_joined(self._page_id)
-                self._joined = True
-        except ApiError as error:
-            connection.send_json(error_message(error))
-            connection.close_soon(*refused_hello_close(error))
-            return False
-        self._services.bots.wake(page)
-        return True
-
-    async def _action(self, message: ActionMessage) -> None:
-        connection = self._connection
-        if not self._joined:
-            error = ApiError("bad_request", "say hello first")
-            connection.send_json(error_message(error, message.move_id))
-            return
-        if self._seat is None:
-            error = ApiError("bad_token", "this link can only watch")
-            connection.send_json(error_message(error, message.move_id))
-            return
-        try:
-            address = client_key(self._connection.websocket)
-            self._services.actions.spend(self._page_id, self._seat.label, address)
-            applied = await self._services.master.act(
-                self._page_id, self._seat, message.action, message.version, message.move_id
-            )
-        except ApiError as error:
-            connection.send_json(error_message(error, message.move_id))
-            return
-        ack: dict[str, Any] = {"type": "ack", "move_id": message.move_id, "version": applied.version}
-        if applied.duplicate:
-            ack["duplicate"] = True
-        connection.send_json(ack)
-
-    async def leave(self) -> None:
-        """Removes the client from the page and tells the others."""
-        self._hello_timer.cancel()
-        if self._joined:
-            self._services.hub.leave(self._page_id, self._connection)
-        await self._connection.finish()
-
-
 @router.websocket("/api/pages/{page_id}/ws")
 async def page_socket(websocket: WebSocket, page_id: str) -> None:
     """Serves one WebSocket client of a page (PROTOCOL.md: hello, state/events, action, ack, presence)."""
@@ -249,21 +37,4 @@ async def page_socket(websocket: WebSocket, page_id: str) -> None:
         await websocket.close(code=CLOSE_POLICY)  # before accepting: the handshake is refused (403)
         return
     await websocket.accept()
-    connection = Connection(websocket, services.settings.ws_send_queue)
-    address = client_key(websocket)
-    if not services.hub.admit(address):
-        limit = services.hub.max_per_address
-        error = ApiError("too_many_sockets", f"this address has {limit} sockets open")
-        connection.send_json(error_message(error))
-        connection.close_soon(CLOSE_TOO_MANY_SOCKETS, error.message)
-        await connection.finish()
-        return
-    socket = PageSocket(services, page_id, connection)
-    try:
-        await socket.serve()
-    except Exception:
-        logger.exception("page %s: a WebSocket failed", page_id)
-        await connection.close_now(1011)
-    finally:
-        services.hub.release(address)
-        await socket.leave()
+    await serve_page_socket(services, websocket, page_id)

@@ -1,0 +1,1 @@
+"""The page authority and its domain: commands in, domain errors out, pages through a `PageStore`."""

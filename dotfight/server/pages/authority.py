@@ -1,0 +1,661 @@
+"""The page authority: the one place where a page's actions are checked, applied, stored and announced.
+
+Each action runs under the page's asyncio lock. An engine thread checks it against the page's version
+and applies it (the engine's work, which rule values can make slow, never runs on the event loop, so
+one page's expensive move cannot hold up another page's); it then hands the log entry to the store's
+`append`, which writes it only at the version checked and answers once it is durable (the database
+store commits the writes waiting at that moment together). Only after that are the events handed to
+listeners (the WebSocket fan-out, the bot seat), so nobody ever hears of a move a crash could take
+back. The latest state of recent pages is kept in memory; a page another process moved on is brought
+up to date by applying the logged actions with the engine (it is deterministic), not rebuilt.
+
+It knows pages only through a `PageStore` (dotfight/store/records.py) and refuses with domain errors
+(`pages/errors.py`): no HTTP, no pydantic, no SQLAlchemy here (tests/server/test_server_layers.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, TypeVar
+
+from dotfight.engine import (
+    EngineError,
+    IllegalAction,
+    MalformedAction,
+    Replay,
+    RuleSet,
+    RuleSetError,
+    State,
+    apply,
+    check_new_page,
+    new_page,
+)
+from dotfight.server import engine_process, fair_dice, tokens
+from dotfight.server.cache import LruCache
+from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, status_of
+from dotfight.server.pages.errors import (
+    BadRequest,
+    BadToken,
+    EngineRefusal,
+    NotFound,
+    PageError,
+    PageExpired,
+    StaleVersion,
+    Unavailable,
+)
+from dotfight.server.workers import WorkerFailed, WorkerPool
+from dotfight.store.records import (
+    Appended,
+    Checkpoint,
+    LogEntry,
+    NoSuchPage,
+    PageRecord,
+    PageStore,
+    SeatRecord,
+    StoreUnavailable,
+    VersionMoved,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# The private state is checkpointed in the store every this many versions (and when the page ends); in
+# between, a page loaded from the store replays at most this many log entries on top of it.
+CACHE_EVERY = 8
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The authority's threads, processes and memory (Settings' values; plain, so no pydantic here)."""
+
+    readers: int = 4
+    engine_threads: int = 4
+    engine_processes: int = 1
+    engine_timeout_s: float = 30.0
+    cache_pages: int = 10_000
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who holds a token: one side, or both (`side` None: the local token, acting for `state.actor`)."""
+
+    side: str | None
+
+    @property
+    def label(self) -> str:
+        """Returns "blue", "red" or "both"."""
+        return self.side or "both"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The outcome of one action: its version and events (`duplicate`: answered from the log)."""
+
+    version: int
+    events: list[dict[str, Any]]
+    duplicate: bool = False
+
+
+@dataclass(frozen=True)
+class CreatePage:
+    """The command to create a page: a preset with rule overrides, an optional seed (None: fair dice),
+    the mode, and for a bot page the bot's seat (`bot_side`, `bot_strength`) and its generator seed."""
+
+    preset: str
+    rules: dict[str, Any] | None
+    seed: int | None
+    mode: str
+    bot_side: str = "blue"
+    bot_strength: str = "normal"
+    bot_seed: int = 0
+
+
+@dataclass(frozen=True)
+class NewPage:
+    """A page just created, with its tokens (shown once) and first state."""
+
+    page: LoadedPage
+    seats: dict[str, str | None]
+
+
+# Called after every committed action, still under the page's lock (so in version order):
+# (page, applied) -> None. Listeners must not block.
+Listener = Callable[[LoadedPage, Applied], None]
+
+
+def within_new_page_limits(rules: RuleSet) -> bool:
+    """Tells whether a page's rules are within what a new page may have (`check_new_page`): only pages
+    stored before a limit existed are outside, and their moves may be expensive."""
+    try:
+        check_new_page(rules)
+    except RuleSetError:
+        return False
+    return True
+
+
+def changes_nothing(state: State, action: dict[str, Any]) -> bool:
+    """Tells whether an action the engine accepted on `state` would only add a version: a `position`
+    that moves nobody (an empty list, or every soldier to where he already stands). Such actions are
+    refused when they arrive; ones already in a log still replay.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> changes_nothing(page, {"type": "position", "soldiers": []})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 500, "y": 1050}]})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 501, "y": 1050}]})
+    False
+    """
+    if action.get("type") != "position":
+        return False
+    return all(
+        (state.soldier(item["id"]).x, state.soldier(item["id"]).y) == (item["x"], item["y"])
+        for item in action["soldiers"]
+    )
+
+
+def checkpoint_of(state: State) -> Checkpoint:
+    """The store's summary of a page at `state`, with the private state every CACHE_EVERY versions and at
+    the end."""
+    keep = state.version % CACHE_EVERY == 0 or state.phase == "over"
+    return Checkpoint(
+        version=state.version,
+        phase=state.phase,
+        side_to_act=state.actor,
+        winner=state.winner,
+        status=status_of(state),
+        state=state.to_json() if keep else None,
+    )
+
+
+def meta_of(record: PageRecord) -> PageMeta:
+    """The fixed parts of a stored page, as the server keeps them."""
+    bot = record.bot
+    return PageMeta(
+        id=record.id,
+        mode=record.mode,
+        preset=record.preset,
+        rules=record.rules,
+        seed=record.seed,
+        seed_sha256=record.seed_sha256,
+        bot=None
+        if bot is None
+        else BotSeat(side=bot["side"], strength=bot["strength"], seed=int(bot["seed"])),
+        created_at=record.created_at,
+    )
+
+
+def missing(error: NoSuchPage) -> PageError:
+    """The refusal for a page the store does not have: expired (410) or unknown (404)."""
+    if error.expired:
+        return PageExpired("this page expired: nobody played it past setup in time")
+    return NotFound("no page with this id")
+
+
+def unavailable(error: StoreUnavailable | None = None) -> Unavailable:
+    """The refusal while the store cannot answer."""
+    detail = f" ({error})" if error is not None and str(error) else ""
+    return Unavailable(f"the database does not answer{detail}; try again in a moment")
+
+
+def stale(page: LoadedPage) -> StaleVersion:
+    """The refusal of an action sent at another version than the page's (with the page as it is)."""
+    message = f"the page is at version {page.state.version}"
+    return StaleVersion(message, extra={"snapshot": page.public_snapshot()})
+
+
+def engine_refusal(error: EngineError) -> EngineRefusal:
+    """The engine's refusal in the authority's terms (a malformed action is a bad request)."""
+    code = "bad_request" if isinstance(error, MalformedAction) else error.code
+    return EngineRefusal(code, error.message, reason=error.reason)
+
+
+def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
+    _, malformed, code, reason, message = outcome
+    return MalformedAction(reason, message) if malformed else IllegalAction(reason, message, code)
+
+
+def _answer(outcome: Future[T], result: T) -> None:
+    with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
+        outcome.set_result(result)
+
+
+def _fail(outcome: Future[Any], error: BaseException) -> None:
+    with contextlib.suppress(InvalidStateError):
+        outcome.set_exception(error)
+
+
+class PageAuthority:
+    """Creates pages, applies actions and reads pages, with one writer per page at a time."""
+
+    def __init__(self, store: PageStore, capacity: Capacity | None = None) -> None:
+        capacity = capacity or Capacity()
+        self.store = store
+        self._capacity = capacity
+        self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
+        self._engines = ThreadPoolExecutor(capacity.engine_threads, thread_name_prefix="dotfight-engine")
+        # Started at the first page that needs it (pages outside the new-page limits are rare).
+        self._isolated: WorkerPool | None = None
+        self._isolated_lock = threading.Lock()
+        self._pages: LruCache[str, LoadedPage] = LruCache(capacity.cache_pages)
+        self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(capacity.cache_pages)
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._listeners: list[Listener] = []
+
+    # ----------------------------------------------------------------------------------------------
+    # plumbing
+
+    def add_listener(self, listener: Listener) -> None:
+        """Registers a callback told of every committed action (after the commit, in version order)."""
+        self._listeners.append(listener)
+
+    def close(self) -> None:
+        """Stops the engine and reader threads (finishing submitted work) and the engine's processes."""
+        if self._isolated is not None:
+            self._isolated.close()
+        self._engines.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+
+    def page_lock(self, page_id: str) -> asyncio.Lock:
+        """Returns the lock held while an action of this page is applied, stored and announced."""
+        lock = self._locks.get(page_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[page_id] = lock
+        return lock
+
+    def forget(self, page_id: str) -> None:
+        """Drops a page's state from memory (it is loaded from the store when next asked for)."""
+        self._pages.drop(page_id)
+
+    def _isolated_engine(self) -> WorkerPool:
+        with self._isolated_lock:
+            if self._isolated is None:
+                capacity = self._capacity
+                self._isolated = WorkerPool(
+                    "the engine", capacity.engine_processes, capacity.engine_timeout_s,
+                    ["dotfight.server.engine_process"],
+                )  # fmt: skip
+            return self._isolated
+
+    def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
+        """Applies one action (raising the engine's refusal): on this thread, or, for a page whose rules
+        are outside the new-page limits, in an engine worker process, so that its cost (seconds, hundreds
+        of MB) can never hold this process's GIL or memory. Called on engine and reader threads only."""
+        if within_new_page_limits(state.rules):
+            return apply(state, side, action)
+        outcome = self._isolated_engine().call(engine_process.apply_by_value, state.to_json(), side, action)
+        if outcome[0] == "refused":
+            raise _refusal_of(outcome)
+        return State.from_json(outcome[1]), outcome[2]
+
+    def _replay(self, rules: RuleSet, seed: int, actions: list[dict[str, Any]]) -> State:
+        """Replays a whole log (in an engine worker process when the rules are outside the limits)."""
+        if within_new_page_limits(rules):
+            replay = Replay(rules, seed, actions)
+            if replay.error is not None or replay.valid != len(actions):
+                raise RuntimeError(f"the log does not replay ({replay.error!r})")
+            return replay.state
+        outcome = self._isolated_engine().call(engine_process.replay_by_value, rules.to_json(), seed, actions)
+        if outcome[0] == "refused":
+            raise RuntimeError(f"the log does not replay ({_refusal_of(outcome)!r})")
+        return State.from_json(outcome[1])
+
+    async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        """Runs store work on a reader thread, its store errors in the authority's terms."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._readers, partial(work, *args))
+        except NoSuchPage as error:
+            raise missing(error) from None
+        except StoreUnavailable as error:
+            raise unavailable(error) from error
+
+    # ----------------------------------------------------------------------------------------------
+    # reading pages (reader and engine threads)
+
+    async def page(self, page_id: str) -> LoadedPage:
+        """Returns the page at its latest version; raises NotFound or PageExpired."""
+        return await self._off_loop(self.current, page_id)
+
+    def current(self, page_id: str) -> LoadedPage:
+        """Returns the page at its stored version (a blocking call: on a thread, never the event loop)."""
+        version = self.store.version(page_id)
+        return self._brought_up_to(page_id, self._pages.get(page_id), version)
+
+    def _brought_up_to(
+        self, page_id: str, cached: LoadedPage | None, version: int, entries: Sequence[LogEntry] | None = None
+    ) -> LoadedPage:
+        """Returns the page at the stored `version`: the state in memory advanced by the log entries
+        after it (another process's moves; the engine is deterministic, so the same actions make the
+        same state), or loaded from the store when there is none or the log does not follow on from it.
+        `entries` are the log entries after the cached version when the caller has read them already.
+        Memory only holds committed states: one newer than `version` was committed since it was read."""
+        if cached is not None and cached.state.version >= version:
+            return cached
+        if cached is not None:
+            at = cached.state.version
+            if entries is None:
+                entries = self.store.log(page_id, at, up_to=version)
+            page = self._advanced(cached, [entry for entry in entries if at < entry.version <= version])
+            if page is not None and page.state.version == version:
+                self._pages.put(page_id, page)
+                return page
+            logger.info("page %s: the log does not follow on from the state in memory; reloading", page_id)
+            self._pages.drop(page_id)
+        return self._load(page_id)
+
+    def _advanced(self, page: LoadedPage, entries: Sequence[LogEntry]) -> LoadedPage | None:
+        """Applies logged entries to a page in order; None at a gap, a repeat, or an entry the engine
+        refuses or numbers differently (the caller then loads the page from the store)."""
+        state = page.state
+        for entry in entries:
+            if entry.version != state.version + 1:
+                return None
+            try:
+                state, _ = self._advance(state, entry.side, entry.action)
+            except (EngineError, WorkerFailed):
+                return None
+            if state.version != entry.version:
+                return None
+        return LoadedPage(page.meta, state)
+
+    def _load(self, page_id: str) -> LoadedPage:
+        """Builds the page's state from the store: its checkpointed state plus the log entries after it,
+        or the whole log replayed when there is no checkpoint."""
+        stored = self.store.load(page_id)
+        meta = meta_of(stored.record)
+        if stored.checkpoint is not None:
+            state = State.from_json(stored.checkpoint)
+            for entry in stored.entries:
+                state, _ = self._advance(state, entry.side, entry.action)
+        else:
+            logger.info("page %s: rebuilding its state from the whole log", page_id)
+            state = self._replay(
+                RuleSet.from_json(meta.rules),
+                int(meta.seed, 16),
+                [{"side": entry.side, "action": entry.action} for entry in stored.entries],
+            )
+        if state.version != stored.version:
+            raise RuntimeError(f"page {page_id}: rebuilt at version {state.version}, stored {stored.version}")
+        page = LoadedPage(meta, state)
+        self._pages.put(page_id, page)
+        return page
+
+    async def caught_up(self, page_id: str, heard: int) -> tuple[LoadedPage, list[list[dict[str, Any]]]]:
+        """Returns the page at its latest version and the events of each logged action after `heard`,
+        oldest first, read together (one trip to the log both brings the state in memory up to date and
+        tells the sockets what they missed)."""
+        return await self._off_loop(self._read_caught_up, page_id, heard)
+
+    def _read_caught_up(self, page_id: str, heard: int) -> tuple[LoadedPage, list[list[dict[str, Any]]]]:
+        cached = self._pages.get(page_id)
+        if cached is None:
+            page = self._load(page_id)
+            entries = self.store.log(page_id, heard, up_to=page.state.version)
+        else:
+            # One read: every entry after what memory and the sockets hold (all of them committed).
+            entries = self.store.log(page_id, min(heard, cached.state.version))
+            newest = entries[-1].version if entries else cached.state.version
+            page = self._brought_up_to(page_id, cached, newest, entries)
+        return page, [entry.events for entry in entries if heard < entry.version <= page.state.version]
+
+    async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
+        """Returns the events of each logged action after `version`, oldest first."""
+        entries = await self._off_loop(self.store.log, page_id, version)
+        return [entry.events for entry in entries]
+
+    async def seat(self, page_id: str, token: str | None) -> Seat:
+        """Returns the seat a token holds on a page; raises NotFound or BadToken."""
+        # Seats never change after creation: a page seen before is answered without a trip to the store.
+        seats = self._seat_hashes.get(page_id)
+        if seats is None:
+            seats = await self._off_loop(self._read_seats, page_id)
+        stored = tokens.matching_hash(token, (stored for stored, _ in seats)) if token else None
+        if stored is None:
+            raise BadToken("this link cannot act on this page")
+        return Seat(side=dict(seats)[stored])
+
+    def _read_seats(self, page_id: str) -> tuple[tuple[str, str | None], ...]:
+        seats = tuple((seat.token_hash, seat.side) for seat in self.store.seats(page_id))
+        self._seat_hashes.put(page_id, seats)
+        return seats
+
+    # ----------------------------------------------------------------------------------------------
+    # creating pages
+
+    async def create(self, command: CreatePage) -> NewPage:
+        """Creates a page; raises BadRequest for rules a new page may not have."""
+        rules = self._new_rules(command)
+        seed = command.seed if command.seed is not None else fair_dice.new_seed()
+        state = new_page(rules, seed)
+        bot = None
+        if command.mode == "bot":
+            bot = BotSeat(side=command.bot_side, strength=command.bot_strength, seed=command.bot_seed)
+        record = PageRecord(
+            id=tokens.new_page_id(),
+            mode=command.mode,
+            preset=command.preset,
+            rules=rules.to_json(),
+            seed=fair_dice.seed_hex(seed),
+            seed_sha256=fair_dice.seed_commitment(seed),
+            bot=None if bot is None else bot.to_json(),
+            created_at=datetime.now(UTC),
+        )
+        seats, seat_records = self._new_seats(command.mode, bot)
+        first = replace(checkpoint_of(state), state=state.to_json())
+        try:
+            await asyncio.wrap_future(self.store.create(record, first, seat_records))
+        except StoreUnavailable as error:
+            raise unavailable(error) from error
+        page = LoadedPage(meta_of(record), state)
+        self._pages.put(record.id, page)
+        self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
+        return NewPage(page=page, seats=seats)
+
+    @staticmethod
+    def _new_rules(command: CreatePage) -> RuleSet:
+        try:
+            rules = RuleSet.preset(command.preset, **(command.rules or {}))
+            # Stricter than what a stored page may hold: no ratio that makes a rule's work unbounded.
+            check_new_page(rules)
+        except RuleSetError as error:
+            raise BadRequest(f"these rules cannot be played: {error}", reason=error.reason) from error
+        except (EngineError, TypeError, ValueError) as error:
+            raise BadRequest(f"these rules cannot be played: {error}") from error
+        return rules
+
+    @staticmethod
+    def _new_seats(mode: str, bot: BotSeat | None) -> tuple[dict[str, str | None], list[SeatRecord]]:
+        if mode == "local":
+            token = tokens.new_token()
+            return {"blue": token, "red": token}, [SeatRecord(tokens.token_hash(token), None, "local")]
+        seats: dict[str, str | None] = {}
+        records = []
+        for side in ("blue", "red"):
+            if bot is not None and bot.side == side:
+                seats[side] = None
+                continue
+            token = tokens.new_token()
+            seats[side] = token
+            records.append(SeatRecord(tokens.token_hash(token), side, "seat"))
+        return seats, records
+
+    # ----------------------------------------------------------------------------------------------
+    # acting
+
+    async def act(
+        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
+    ) -> Applied:
+        """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
+
+        Raises NotFound, StaleVersion (with the snapshot), EngineRefusal, BadRequest when a move_id was
+        already used by the other side or the action would change nothing, or Unavailable when the
+        store cannot take the write now (or an expensive page's engine worker failed).
+        """
+        async with self.page_lock(page_id):
+            # One hand-off there and one back: the engine thread hands the entry to the store itself,
+            # and the store answers this future once the entry is durable.
+            outcome: Future[tuple[LoadedPage, Applied]] = Future()
+            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, outcome)
+            try:
+                page, applied = await asyncio.wrap_future(outcome)
+            except VersionMoved:
+                page, applied = await self._after_lost_race(page_id, seat, move_id)
+            except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
+                raise Unavailable(f"this move could not be worked out ({error})") from None
+            except NoSuchPage as error:
+                raise missing(error) from None
+            except StoreUnavailable as error:
+                raise unavailable(error) from error
+            if applied.duplicate and page.state.version < applied.version:
+                # Found in the log by a write that held an older page (another process wrote it): the
+                # page as it stands now, so the answer is the first one, options included.
+                page = await self.page(page_id)
+            # After the commit, not in the writer: the events as sent carry the new turn's options.
+            applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
+            if not applied.duplicate:
+                self._tell_listeners(page, applied)
+        return applied
+
+    async def _after_lost_race(
+        self, page_id: str, seat: Seat, move_id: str | None
+    ) -> tuple[LoadedPage, Applied]:
+        """Another process wrote this version (or move_id) between our check and our write. If it wrote
+        this very move (a retry sent to two processes), its first answer is the answer: the store
+        decides, asked again now that the other write is durable. Otherwise the action is stale."""
+        self._pages.drop(page_id)
+        first = await self._off_loop(self._answered_before, page_id, seat, move_id)
+        page = await self.page(page_id)
+        if first is None:
+            raise stale(page) from None
+        return page, first
+
+    def _tell_listeners(self, page: LoadedPage, applied: Applied) -> None:
+        for listener in self._listeners:
+            try:
+                listener(page, applied)
+            except Exception:  # a listener's failure must not undo a committed move
+                logger.exception("page %s: listener failed", page.meta.id)
+
+    def _check_and_apply(
+        self,
+        page_id: str,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        outcome: Future[tuple[LoadedPage, Applied]],
+    ) -> None:
+        """Checks and applies one action on an engine thread, then hands its entry to the store (whose
+        answer answers `outcome`); a refusal, a duplicate or a failure answers `outcome` here."""
+        try:
+            page = self._page_at(page_id, version)
+            duplicate = (
+                None if page.state.version == version else self._answered_before(page_id, seat, move_id)
+            )
+            if duplicate is not None:
+                _answer(outcome, (page, duplicate))
+                return
+            if page.state.version != version:
+                raise stale(page)
+            side = self._acting_side(seat, page)
+            applied = self._applied(page, side, action)
+            if isinstance(applied, PageError):
+                # A retry of a move already made is answered with its first result, whatever it carries.
+                duplicate = self._answered_before(page_id, seat, move_id)
+                if duplicate is None:
+                    raise applied
+                _answer(outcome, (page, duplicate))
+                return
+        except Exception as error:
+            _fail(outcome, error)
+            return
+        new_state, events = applied
+        self._append(
+            page, seat, LogEntry(new_state.version, side, action, events, move_id), new_state, outcome
+        )
+
+    def _page_at(self, page_id: str, version: int) -> LoadedPage:
+        """The page in memory when it is at the version the client saw; else the page as stored (brought
+        up to date: the client may be behind, or another process may have moved it on)."""
+        page = self._pages.get(page_id)
+        if page is not None and page.state.version == version:
+            return page
+        return self._brought_up_to(page_id, page, self.store.version(page_id))
+
+    @staticmethod
+    def _acting_side(seat: Seat, page: LoadedPage) -> str:
+        """The side an action is for: the seat's, or for the local token whoever is to act."""
+        return seat.side or page.state.actor or "blue"
+
+    def _applied(
+        self, page: LoadedPage, side: str, action: dict[str, Any]
+    ) -> tuple[State, list[dict[str, Any]]] | PageError:
+        """The engine's outcome of the action on the page: the new state and events, or the refusal (the
+        engine's, or no_change for an action that would only add a version)."""
+        try:
+            new_state, events = self._advance(page.state, side, action)
+        except EngineError as error:
+            return engine_refusal(error)
+        if changes_nothing(page.state, action):
+            return BadRequest("this action would change nothing", reason="no_change")
+        return new_state, events
+
+    def _append(
+        self,
+        page: LoadedPage,
+        seat: Seat,
+        entry: LogEntry,
+        new_state: State,
+        outcome: Future[tuple[LoadedPage, Applied]],
+    ) -> None:
+        """Hands the entry to the store at the page's version; once durable, the new state is the page in
+        memory and `outcome` is answered (a move_id logged before is answered with its first result)."""
+        page_id = page.meta.id
+        moved_on = LoadedPage(page.meta, new_state)
+
+        def settle(written: Future[Appended]) -> None:
+            # Runs on the store's writer thread, once the entry is durable (or refused); whatever
+            # happens here, `outcome` is answered, or the action's caller would wait for ever.
+            try:
+                appended = written.result()
+                if appended.duplicate:
+                    _answer(outcome, (page, self._first_answer(seat, appended.entry)))
+                    return
+                self._pages.put(page_id, moved_on)
+                _answer(outcome, (moved_on, Applied(version=entry.version, events=entry.events)))
+            except BaseException as error:  # handed to the caller, not swallowed
+                _fail(outcome, error)
+
+        try:
+            written = self.store.append(page_id, page.state.version, entry, checkpoint_of(new_state))
+        except Exception as error:
+            _fail(outcome, error)
+            return
+        written.add_done_callback(settle)
+
+    def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
+        """Returns the first result of a move_id already in the log (None without a move_id: no read)."""
+        if move_id is None:
+            return None
+        entry = self.store.logged_move(page_id, move_id)
+        return None if entry is None else self._first_answer(seat, entry)
+
+    @staticmethod
+    def _first_answer(seat: Seat, entry: LogEntry) -> Applied:
+        """The answer to a move_id found in the log: its first result, unless the other side used it."""
+        if seat.side is not None and entry.side != seat.side:
+            raise BadRequest("this move_id was already used by the other side")
+        return Applied(version=entry.version, events=entry.events, duplicate=True)

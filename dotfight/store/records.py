@@ -1,0 +1,151 @@
+"""What a page store keeps, as plain dataclasses, and the `PageStore` protocol the page authority uses.
+
+The page authority (`dotfight.server.pages.authority`) knows pages only through this protocol: it loads
+a page, reads its log and seats, and appends one action at the version it checked. Two stores implement
+it: `dotfight.store.sql_pages.SqlPageStore` (the database: repository, group-commit writer and the
+private state checkpointed in the page row) and `dotfight.store.memory.MemoryPageStore` (dicts, for fast
+tests of the authority), in the way boardgame.io's storage adapters sit behind its game master.
+
+This module imports no SQLAlchemy (nor anything of ours): the authority imports it.
+
+`append` is the one write of play and its contract is what keeps the log whole:
+
+- it writes only if the page is still at `expected_version` (else `VersionMoved`, nothing written): two
+  processes can never both write one version;
+- a `move_id` already in the page's log is answered with that entry (`Appended.duplicate`) and nothing
+  is written: a retried move has one answer, wherever it lands;
+- its future is answered only once the entry is durable (committed), never before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """The parts of a page fixed at its creation (`seed`: 32 hex characters, secret until it is over)."""
+
+    id: str
+    mode: str
+    preset: str
+    rules: dict[str, Any]
+    seed: str
+    seed_sha256: str
+    bot: dict[str, Any] | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What the page row says after an action: its version and summary, and every so many versions
+    (and at the end) the engine's private state (`State.to_json()`), so a page loads without a replay."""
+
+    version: int
+    phase: str
+    side_to_act: str | None
+    winner: str | None
+    status: str
+    state: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One logged action: the page's version after it, the acting side, the action and its events."""
+
+    version: int
+    side: str
+    action: dict[str, Any]
+    events: list[dict[str, Any]]
+    move_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """A page as stored: its record, its version, its last checkpointed state (None: replay the whole
+    log) and the log entries after that checkpoint up to `version`."""
+
+    record: PageRecord
+    version: int
+    checkpoint: dict[str, Any] | None
+    checkpoint_version: int
+    entries: tuple[LogEntry, ...]
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    """A seat token of a page, kept only as its sha256; `side` None: the local token (both seats)."""
+
+    token_hash: str
+    side: str | None
+    kind: str  # "seat" | "local"
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The answer of `append`: the entry in the log (`duplicate`: logged before under its move_id)."""
+
+    entry: LogEntry
+    duplicate: bool = False
+
+
+class NoSuchPage(LookupError):
+    """No page with this id (`expired`: it was deleted by expiry)."""
+
+    def __init__(self, page_id: str, *, expired: bool = False) -> None:
+        super().__init__(f"no page {page_id!r}" + (" (expired)" if expired else ""))
+        self.page_id = page_id
+        self.expired = expired
+
+
+class JobRefused(Exception):
+    """A write refused while writing: nothing of it was written, and the other writes committed with it
+    go on (e.g. a conditional UPDATE that matched no row)."""
+
+
+class VersionMoved(JobRefused):
+    """Another writer moved the page on past `expected_version`; nothing was written."""
+
+
+class PageStore(Protocol):
+    """Where pages live. Reads are plain calls (the authority makes them off its event loop); writes
+    answer a future once durable."""
+
+    def create(self, record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]) -> Future[None]:
+        """Stores a new page with its seats and first checkpoint."""
+        ...
+
+    def version(self, page_id: str) -> int:
+        """Returns the page's stored version (raises NoSuchPage)."""
+        ...
+
+    def load(self, page_id: str) -> StoredPage:
+        """Returns the page as stored (raises NoSuchPage)."""
+        ...
+
+    def log(self, page_id: str, after: int, up_to: int | None = None) -> list[LogEntry]:
+        """Returns the entries with version above `after` (and at most `up_to`), oldest first."""
+        ...
+
+    def logged_move(self, page_id: str, move_id: str) -> LogEntry | None:
+        """Returns the entry logged under `move_id`, or None."""
+        ...
+
+    def seats(self, page_id: str) -> list[SeatRecord]:
+        """Returns the page's seats (raises NoSuchPage)."""
+        ...
+
+    def append(
+        self, page_id: str, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
+    ) -> Future[Appended]:
+        """Appends `entry` and moves the page row to `checkpoint`, if the page is still at
+        `expected_version` (else the future raises VersionMoved); answered once committed."""
+        ...
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached or written now (nothing was written; the caller may try again)."""

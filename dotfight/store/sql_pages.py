@@ -1,0 +1,237 @@
+"""The database's `PageStore` (records.py): the repository's queries, the group-commit writer and the
+private state checkpointed in the page row, behind the protocol the page authority uses.
+
+Reads open a session of their own (the authority calls them on its reader and engine threads). Writes
+are jobs of the single writer (`submit`, dotfight/server/writer.py), committed with the writes waiting
+beside them; their futures are answered after the commit. Whatever the database says is translated
+here into the protocol's terms: a version taken by another process (the conditional UPDATE matching no
+row, or the log's unique constraint) is `VersionMoved`; a database that cannot be reached or written is
+`StoreUnavailable` — so the authority never sees SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, InvalidStateError
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from dotfight.store import expiry, repository
+from dotfight.store.database import DatabaseUnavailable, is_database_trouble
+from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
+from dotfight.store.records import (
+    Appended,
+    Checkpoint,
+    LogEntry,
+    NoSuchPage,
+    PageRecord,
+    SeatRecord,
+    StoredPage,
+    StoreUnavailable,
+    VersionMoved,
+)
+
+T = TypeVar("T")
+# A writer job: does its database work on the writer's session, returns its result and an optional
+# hook run after the commit.
+Job = Callable[[Session], tuple[T, Callable[[], None] | None]]
+# Queues a job (from any thread): (job, future answered after the commit, the page it locks first).
+Submit = Callable[[Job[Any], "Future[Any]", str], None]
+# Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (session, page, version).
+InTransaction = Callable[[Session, str, int], None]
+
+
+def record_of(row: PageRow) -> PageRecord:
+    """Reads the fixed parts of a page row."""
+    return PageRecord(
+        id=row.id,
+        mode=row.mode,
+        preset=row.preset,
+        rules=row.rules,
+        seed=row.seed,
+        seed_sha256=row.seed_sha256,
+        bot=row.bot,
+        created_at=row.created_at,
+    )
+
+
+def entry_of(row: ActionRow) -> LogEntry:
+    """Reads one log row."""
+    return LogEntry(
+        version=row.version, side=row.side, action=row.action, events=row.events, move_id=row.move_id
+    )
+
+
+def row_changes(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The page row's columns a checkpoint sets (the private state only when it carries one)."""
+    changes: dict[str, Any] = {
+        "version": checkpoint.version,
+        "phase": checkpoint.phase,
+        "side_to_act": checkpoint.side_to_act,
+        "winner": checkpoint.winner,
+        "status": checkpoint.status,
+    }
+    if checkpoint.state is not None:
+        changes["state_cache"] = checkpoint.state
+        changes["cache_version"] = checkpoint.version
+    return changes
+
+
+def store_unavailable(error: BaseException) -> StoreUnavailable:
+    """The protocol's word for a database in trouble (named in detail when the store itself found it:
+    its file gone, its disk full, its lock held; a driver's error text is not for players)."""
+    unavailable = StoreUnavailable(str(error) if isinstance(error, DatabaseUnavailable) else "")
+    unavailable.__cause__ = error
+    return unavailable
+
+
+@contextlib.contextmanager
+def _answering() -> Iterator[None]:
+    """Translates a database that cannot be reached or written now into StoreUnavailable."""
+    try:
+        yield
+    except Exception as error:
+        if is_database_trouble(error):
+            raise store_unavailable(error) from error
+        raise
+
+
+def _translated(error: BaseException) -> BaseException:
+    if isinstance(error, IntegrityError):  # another process wrote this version (or move_id) first
+        return VersionMoved(str(error.orig))
+    if is_database_trouble(error):
+        return store_unavailable(error)
+    return error
+
+
+class SqlPageStore:
+    """Pages in the database (SQLite or PostgreSQL)."""
+
+    def __init__(
+        self, sessions: sessionmaker[Session], submit: Submit, in_transaction: InTransaction | None = None
+    ) -> None:
+        self._sessions = sessions
+        self._submit = submit
+        self.in_transaction = in_transaction
+
+    def _missing(self, session: Session, page_id: str) -> NoSuchPage:
+        return NoSuchPage(page_id, expired=expiry.is_expired(session, page_id))
+
+    def _write(self, job: Job[T], order: str) -> Future[T]:
+        """Queues a writer job; its future's database errors come back in the protocol's terms."""
+        inner: Future[T] = Future()
+        outer: Future[T] = Future()
+
+        def settle(done: Future[T]) -> None:
+            with contextlib.suppress(InvalidStateError):  # the outer future's caller may have gone
+                error = done.exception()
+                if error is not None:
+                    outer.set_exception(_translated(error))
+                else:
+                    outer.set_result(done.result())
+
+        inner.add_done_callback(settle)
+        self._submit(job, inner, order)
+        return outer
+
+    def create(self, record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]) -> Future[None]:
+        """Stores a new page with its seats (committed by the writer)."""
+        assert checkpoint.state is not None, "a new page's first checkpoint carries its state"
+
+        def insert(session: Session) -> tuple[None, None]:
+            now = utc_now()
+            row = PageRow(
+                id=record.id,
+                rules=record.rules,
+                preset=record.preset,
+                seed=record.seed,
+                seed_sha256=record.seed_sha256,
+                mode=record.mode,
+                bot=record.bot,
+                created_at=record.created_at,
+                updated_at=now,
+                **row_changes(checkpoint),
+            )
+            seat_rows = [
+                SeatRow(page_id=record.id, side=seat.side, kind=seat.kind, token_hash=seat.token_hash)
+                for seat in seats
+            ]
+            repository.add_page(session, row, seat_rows)
+            return None, None
+
+        return self._write(insert, record.id)
+
+    def version(self, page_id: str) -> int:
+        """Returns the stored version alone (not the row's large private state)."""
+        with _answering(), self._sessions() as session:
+            version = repository.page_version(session, page_id)
+            if version is None:
+                raise self._missing(session, page_id)
+            return version
+
+    def load(self, page_id: str) -> StoredPage:
+        """Returns the page row's record, version and checkpoint with the log entries after it."""
+        with _answering(), self._sessions() as session:
+            row = repository.get_page(session, page_id)
+            if row is None:
+                raise self._missing(session, page_id)
+            saved = row.cache_version
+            checkpoint = row.state_cache
+            if checkpoint is None or saved is None or saved > row.version:
+                checkpoint, saved = None, 0
+            # Bounded by the row's version: an action committed since the row was read is left out.
+            entries = repository.actions_after(session, row.id, saved, up_to=row.version)
+            return StoredPage(record_of(row), row.version, checkpoint, saved, tuple(map(entry_of, entries)))
+
+    def log(self, page_id: str, after: int, up_to: int | None = None) -> list[LogEntry]:
+        """Returns the log entries after `after` (at most `up_to`), oldest first."""
+        with _answering(), self._sessions() as session:
+            return [entry_of(row) for row in repository.actions_after(session, page_id, after, up_to)]
+
+    def logged_move(self, page_id: str, move_id: str) -> LogEntry | None:
+        """Returns the entry logged under `move_id`, or None."""
+        with _answering(), self._sessions() as session:
+            row = repository.action_by_move_id(session, page_id, move_id)
+            return None if row is None else entry_of(row)
+
+    def seats(self, page_id: str) -> list[SeatRecord]:
+        """Returns the page's seats (raises NoSuchPage for an unknown page)."""
+        with _answering(), self._sessions() as session:
+            if repository.page_version(session, page_id) is None:
+                raise self._missing(session, page_id)
+            rows = repository.page_seats(session, page_id)
+            return [SeatRecord(token_hash=row.token_hash, side=row.side, kind=row.kind) for row in rows]
+
+    def append(
+        self, page_id: str, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
+    ) -> Future[Appended]:
+        """Queues the write of one action (see the protocol); the writer commits it with its batch."""
+
+        def write(session: Session) -> tuple[Appended, None]:
+            now = utc_now()
+            changes = row_changes(checkpoint)
+            if not repository.append_action(session, page_id, expected_version, changes, now, entry.move_id):
+                # Asked inside the write's transaction: the first answer to a move_id is the only one.
+                if entry.move_id is not None:
+                    logged = repository.action_by_move_id(session, page_id, entry.move_id)
+                    if logged is not None:
+                        return Appended(entry_of(logged), duplicate=True), None
+                raise VersionMoved(page_id)  # nothing was written
+            row = ActionRow(
+                page_id=page_id,
+                version=entry.version,
+                side=entry.side,
+                action=entry.action,
+                events=entry.events,
+                move_id=entry.move_id,
+                created_at=now,
+            )
+            repository.add_action(session, row)
+            if self.in_transaction is not None:
+                self.in_transaction(session, page_id, entry.version)
+            return Appended(entry), None
+
+        return self._write(write, page_id)
