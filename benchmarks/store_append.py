@@ -1,5 +1,5 @@
-"""The database writer's hot path alone: appending actions to pages, as the ORM does it today against
-SQLAlchemy Core with the state cache out of the page row (a prototype for issue 12).
+"""The database writer's hot path alone: appending actions to pages, as the ORM did it before issue 12
+against SQLAlchemy Core with the state cache out of the page row (what the store does now).
 
     python3 benchmarks/store_append.py [--pages 200] [--batches 300] [--batch 4] [--rounds 3]
 
@@ -8,13 +8,13 @@ SQLite (WAL, synchronous=FULL) as the server's writer thread does, for `--batche
 prints its CPU per action (this thread only) and the bytes of WAL written per commit. Contenders, run
 interleaved over `--rounds` rounds on fresh files:
 
-- orm: today's writer job — a SELECT for the move_id, the conditional UPDATE of the page row (which
-  carries the 19 KB state cache, rewritten every 8th version), an ActionRow added and flushed;
-- core: Core statements built once, one executemany per statement per transaction (UPDATE of the page's
-  small row, INSERT of the log entries, the state cache into its own table every 8th version), no
-  move_id SELECT (the unique constraint is the backstop);
-- core-each: the same statements executed once per action (a writer job at a time);
-- core+orjson: core, with the JSON columns written by orjson.
+- orm: the writer job before issue 12 — a SELECT for the move_id, the conditional UPDATE of the page
+  row (which carries the 19 KB state cache, rewritten every 8th version), an ActionRow added and flushed;
+- core-each: the store's hot path as the writer runs it (dotfight/store/appends.py, issue 12): per
+  action one conditional UPDATE of the page's small row (the move_id checked inside it) and one INSERT
+  of the log entry, the private state into `page_states` every 8th version;
+- core: the same statements once per transaction (executemany), a step not taken yet;
+- core+orjson: core, with the log's JSON columns written by orjson.
 """
 
 from __future__ import annotations
@@ -32,26 +32,25 @@ from typing import Any
 import orjson
 from sqlalchemy import (
     JSON,
-    Column,
     DateTime,
     Engine,
     ForeignKey,
     Integer,
-    MetaData,
     String,
     Table,
-    and_,
-    bindparam,
+    UniqueConstraint,
     insert,
+    select,
     update,
 )
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import RuleSet, apply, new_page
-from dotfight.store import repository
+from dotfight.store import appends
 from dotfight.store.database import make_engine, make_session_factory
-from dotfight.store.models import ActionRow, Base
+from dotfight.store.migrations import upgrade_to_head
+from dotfight.store.models import Base
 
 CACHE_EVERY = 8
 SOFT_PULL = 40.0
@@ -69,7 +68,7 @@ def played(moves: int) -> list[tuple[str, dict[str, Any], list[dict[str, Any]], 
     ids = {
         side: [s["id"] for s in state.snapshot()["soldiers"] if s["side"] == side] for side in ("blue", "red")
     }
-    out = []
+    out: list[tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]] = []
     for number in range(moves):
         actor = state.actor
         assert actor is not None
@@ -91,36 +90,6 @@ MOVES = played(64)
 def wal_bytes(path: Path) -> int:
     wal = path.with_name(path.name + "-wal")
     return wal.stat().st_size if wal.exists() else 0
-
-
-def new_schema(metadata: MetaData) -> tuple[Table, Table, Table]:
-    pages = Table(
-        "pages",
-        metadata,
-        Column("id", String(32), primary_key=True),
-        Column("rules", JSON),
-        Column("preset", String(16)),
-        Column("seed", String(32)),
-        Column("seed_sha256", String(64)),
-        Column("mode", String(8)),
-        Column("status", String(8)),
-        Column("phase", String(16)),
-        Column("side_to_act", String(8)),
-        Column("winner", String(8)),
-        Column("version", Integer),
-        Column("bot", JSON),
-        Column("created_at", DateTime(timezone=True)),
-        Column("updated_at", DateTime(timezone=True)),
-    )
-    states = Table(
-        "page_states",
-        metadata,
-        Column("page_id", String(32), ForeignKey("pages.id"), primary_key=True),
-        Column("version", Integer),
-        Column("state", JSON),
-    )
-    actions = Base.metadata.tables["actions"].to_metadata(metadata)
-    return pages, states, actions
 
 
 def make_pages(engine: Engine, table: Table, count: int) -> list[str]:
@@ -149,10 +118,50 @@ def make_pages(engine: Engine, table: Table, count: int) -> list[str]:
     return ids
 
 
+class OldBase(DeclarativeBase):
+    """The schema before issue 12: the private state cached in the page row."""
+
+
+class OldPage(OldBase):
+    __tablename__ = "pages"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    preset: Mapped[str] = mapped_column(String(16))
+    seed: Mapped[str] = mapped_column(String(32))
+    seed_sha256: Mapped[str] = mapped_column(String(64))
+    mode: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(8))
+    phase: Mapped[str] = mapped_column(String(16))
+    side_to_act: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    winner: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    version: Mapped[int] = mapped_column(Integer)
+    bot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    state_cache: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    cache_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class OldAction(OldBase):
+    __tablename__ = "actions"
+    __table_args__ = (UniqueConstraint("page_id", "version"), UniqueConstraint("page_id", "move_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"))
+    version: Mapped[int] = mapped_column(Integer)
+    side: Mapped[str] = mapped_column(String(8))
+    action: Mapped[dict[str, Any]] = mapped_column(JSON)
+    events: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    move_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 def orm_contender(path: Path, pages: int) -> tuple[Callable[[list[tuple[str, int]]], None], Engine]:
+    """The writer job as it was before issue 12 (the ORM, a move_id SELECT, the cache in the page row)."""
     engine = make_engine(f"sqlite:///{path}")
-    Base.metadata.create_all(engine)
-    make_pages(engine, Base.metadata.tables["pages"], pages)
+    OldBase.metadata.create_all(engine)
+    make_pages(engine, OldBase.metadata.tables["pages"], pages)
     sessions = make_session_factory(engine)
 
     def write(batch: list[tuple[str, int]]) -> None:
@@ -162,21 +171,28 @@ def orm_contender(path: Path, pages: int) -> tuple[Callable[[list[tuple[str, int
             for page_id, version in batch:
                 side, action, events, state_json = MOVES[version % len(MOVES)]
                 move_id = f"{page_id}-{version}"
-                assert repository.action_by_move_id(session, page_id, move_id) is None
+                logged = select(OldAction).where(OldAction.page_id == page_id, OldAction.move_id == move_id)
+                assert session.scalars(logged).first() is None
                 changes: dict[str, Any] = {
                     "version": version + 1,
                     "phase": "battle",
                     "side_to_act": side,
                     "winner": None,
                     "status": "open",
+                    "updated_at": now,
                 }
                 if (version + 1) % CACHE_EVERY == 0:
                     changes["state_cache"] = state_json
                     changes["cache_version"] = version + 1
-                assert repository.append_action(session, page_id, version, changes, now)
-                repository.add_action(
-                    session,
-                    ActionRow(
+                moved = session.execute(
+                    update(OldPage)
+                    .where(OldPage.id == page_id, OldPage.version == version)
+                    .values(**changes)
+                    .execution_options(synchronize_session=False)
+                )
+                assert moved.rowcount == 1  # type: ignore[attr-defined]
+                session.add(
+                    OldAction(
                         page_id=page_id,
                         version=version + 1,
                         side=side,
@@ -184,7 +200,7 @@ def orm_contender(path: Path, pages: int) -> tuple[Callable[[list[tuple[str, int
                         events=events,
                         move_id=move_id,
                         created_at=now,
-                    ),
+                    )
                 )
 
     return write, engine
@@ -193,75 +209,54 @@ def orm_contender(path: Path, pages: int) -> tuple[Callable[[list[tuple[str, int
 def core_contender(
     path: Path, pages: int, serializer: Callable[[Any], str] | None, each: bool = False
 ) -> tuple[Callable[[list[tuple[str, int]]], None], Engine]:
+    """The store's hot path (dotfight/store/appends.py) on the migrated schema: `each` runs it as the
+    writer does, once per action; otherwise its statements run once per batch (executemany), a step not
+    taken yet."""
     engine = make_engine(f"sqlite:///{path}")
+    upgrade_to_head(engine)
     if serializer is not None:
         engine.dialect._json_serializer = serializer
-    metadata = MetaData()
-    pages_table, states, actions = new_schema(metadata)
-    metadata.create_all(engine)
-    make_pages(engine, pages_table, pages)
-    move_on = (
-        update(pages_table)
-        .where(and_(pages_table.c.id == bindparam("p_id"), pages_table.c.version == bindparam("p_expected")))
-        .values(
-            version=bindparam("p_version"),
-            phase=bindparam("p_phase"),
-            side_to_act=bindparam("p_side"),
-            winner=bindparam("p_winner"),
-            status=bindparam("p_status"),
-            updated_at=bindparam("p_now"),
-        )
-    )
-    log = insert(actions)
-    upsert = sqlite_insert(states)
-    checkpoint = upsert.on_conflict_do_update(
-        index_elements=[states.c.page_id],
-        set_={"version": upsert.excluded.version, "state": upsert.excluded.state},
-    )
+    make_pages(engine, Base.metadata.tables["pages"], pages)
+    with engine.begin() as connection:
+        for number in range(pages):
+            appends.save_state(connection, f"p{number:05d}", 0, MOVES[0][3])
 
     def write(batch: list[tuple[str, int]]) -> None:
         now = datetime.now(UTC)
         moves, entries, cached = [], [], []
         for page_id, version in batch:
             side, action, events, state_json = MOVES[version % len(MOVES)]
+            summary = {"version": version + 1, "phase": "battle", "side_to_act": side, "winner": None}
+            move_id = f"{page_id}-{version}"
             moves.append(
-                {
-                    "p_id": page_id,
-                    "p_expected": version,
-                    "p_version": version + 1,
-                    "p_phase": "battle",
-                    "p_side": side,
-                    "p_winner": None,
-                    "p_status": "open",
-                    "p_now": now,
-                }
+                appends.move_on_parameters(page_id, version, {**summary, "status": "open"}, move_id, now)
             )
             entries.append(
-                {
-                    "page_id": page_id,
-                    "version": version + 1,
-                    "side": side,
-                    "action": action,
-                    "events": events,
-                    "move_id": f"{page_id}-{version}",
-                    "created_at": now,
-                }
+                {"version": version + 1, "side": side, "action": action, "events": events, "move_id": move_id}
             )
             if (version + 1) % CACHE_EVERY == 0:
-                cached.append({"page_id": page_id, "version": version + 1, "state": state_json})
+                cached.append((page_id, version + 1, state_json))
         with engine.begin() as connection:
-            if each:  # one statement per action (a writer job at a time), still Core
-                for move, entry in zip(moves, entries, strict=True):
-                    assert connection.execute(move_on, move).rowcount == 1
-                    connection.execute(log, entry)
-                for one in cached:
-                    connection.execute(checkpoint, one)
+            if each:
+                for (page_id, version), entry in zip(batch, entries, strict=True):
+                    summary = {"version": version + 1, "phase": "battle", "side_to_act": entry["side"]}
+                    summary |= {"winner": None, "status": "open"}
+                    assert appends.move_on(connection, page_id, version, summary, entry, now)
+                for page_id, version, state in cached:
+                    appends.save_state(connection, page_id, version, state)
                 return
-            result = connection.execute(move_on, moves)
+            result = connection.execute(appends.MOVE_ON_NEW_MOVE, moves)
             assert result.rowcount == len(moves)
-            connection.execute(log, entries)
+            rows = [
+                {**entry, "page_id": page_id, "created_at": now}
+                for (page_id, _), entry in zip(batch, entries, strict=True)
+            ]
+            connection.execute(appends.LOG, rows)
             if cached:
-                connection.execute(checkpoint, cached)
+                texts = [
+                    {"b_id": i, "b_version": v, "b_state": appends.state_text(st)} for i, v, st in cached
+                ]
+                connection.execute(appends.CHECKPOINT, texts)
 
     return write, engine
 

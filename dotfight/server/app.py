@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -81,6 +82,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sweeper.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()
+        # What start-up made lives as long as the process: frozen out of the garbage collector's passes.
+        # A full pass walks every tracked object, and with a thousand live pages the modules, routes and
+        # schemas made it a stall of every socket for hundreds of milliseconds (issue 12).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

@@ -1,8 +1,9 @@
 """The WebSocket hub: the connections of each page, who of them holds a seat, and broadcasting.
 
-Every connection has its own outgoing queue drained by its own writer task, so broadcasting is a
-non-blocking put: the master can broadcast under the page lock (keeping version order) without waiting
-for a slow phone. A connection that lets its queue fill up is dropped; it resumes from its version.
+Every connection has its own outgoing queue, drained by a writer task while it holds anything, so
+broadcasting is a non-blocking append: the master can broadcast under the page lock (keeping version
+order) without waiting for a slow phone. A connection that lets its queue fill up is dropped; it resumes
+from its version.
 
 Presence costs O(1) per join or leave: each page counts its connections per seat, a joining connection
 is told the presence once, and the others hear of it only when it changes, gathered over a short delay
@@ -21,10 +22,11 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from starlette.websockets import WebSocket, WebSocketState
 
 logger = logging.getLogger(__name__)
@@ -36,8 +38,17 @@ CLOSE_TOO_MANY_SOCKETS = 4429
 
 
 def compact_json(message: dict[str, Any]) -> str:
-    """Serialises a message as sent on the WebSocket (no spaces)."""
-    return json.dumps(message, separators=(",", ":"))
+    """Serialises a message as sent on the WebSocket (no spaces), with orjson: the events message is made
+    once per action (about 0.7 µs against stdlib json's 12); stdlib json answers what orjson refuses
+    (integers beyond 64 bits).
+
+    >>> compact_json({"type": "ack", "move_id": "m1", "version": 5})
+    '{"type":"ack","move_id":"m1","version":5}'
+    """
+    try:
+        return orjson.dumps(message).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(message, separators=(",", ":"))
 
 
 def events_message(version: int, events: list[dict[str, Any]]) -> str:
@@ -46,61 +57,78 @@ def events_message(version: int, events: list[dict[str, Any]]) -> str:
 
 
 class Connection:
-    """One WebSocket of a page, with its seat ("blue", "red", "both" or None for a watcher)."""
+    """One WebSocket of a page, with its seat ("blue", "red", "both" or None for a watcher).
+
+    Messages wait in a plain deque, sent by a task that runs only while there is something to send: a
+    live page's sockets are idle nearly all the time, and a standing queue and task per socket cost
+    memory (a few KB each) for nothing."""
 
     def __init__(self, websocket: WebSocket, queue_size: int) -> None:
         self.websocket = websocket
         self.seat: str | None = None
-        self._outbox: asyncio.Queue[str | None] = asyncio.Queue(maxsize=queue_size)
+        self._outbox: deque[str] = deque()
+        self._queue_size = queue_size
         self.close_code: int | None = None
         self.close_reason = ""
-        self._writer = asyncio.create_task(self._write_loop())
-        self._closer: asyncio.Task[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
 
-    async def _write_loop(self) -> None:
-        while True:
-            text = await self._outbox.get()
-            if text is None:
-                break
-            try:
-                await self.websocket.send_text(text)
-            except Exception:  # the peer went away; the reader side notices and cleans up
-                break
-        if self.close_code is not None:
-            await self._close_socket(self.close_code)
+    def _wake(self) -> None:
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._outbox:
+                text = self._outbox.popleft()
+                try:
+                    await self.websocket.send_text(text)
+                except Exception:  # the peer went away; the reader side notices and cleans up
+                    self._outbox.clear()
+                    break
+            if self.close_code is not None:
+                await self._close_socket(self.close_code)
+        finally:
+            if self._writer is asyncio.current_task():  # not a successor started after a cancel
+                self._writer = None
 
     def send(self, text: str) -> None:
         """Queues a message; a connection too far behind is closed instead."""
         if self.close_code is not None:
             return
-        try:
-            self._outbox.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._outbox) >= self._queue_size:
             logger.info("dropping a connection that does not keep up")
             self.close_soon(CLOSE_TOO_SLOW)
+            return
+        self._outbox.append(text)
+        self._wake()
 
     def send_json(self, message: dict[str, Any]) -> None:
         """Queues a message given as a dict."""
         self.send(compact_json(message))
 
     def close_soon(self, code: int, reason: str = "") -> None:
-        """Closes the socket with `code` (and `reason`) once what is queued has been sent."""
+        """Closes the socket with `code` (and `reason`) once what is queued has been sent (at once,
+        dropping it, when the queue is full: the client is not reading)."""
         if self.close_code is not None:
             return
         self.close_code = code
         self.close_reason = reason
-        try:
-            self._outbox.put_nowait(None)
-        except asyncio.QueueFull:
-            self._writer.cancel()
-            self._closer = asyncio.create_task(self._close_socket(code))
+        if len(self._outbox) >= self._queue_size:
+            self._outbox.clear()
+            if self._writer is not None:
+                self._writer.cancel()
+                self._writer = None
+        self._wake()
 
     async def close_now(self, code: int) -> None:
         """Closes the socket with `code` at once, dropping what is queued."""
         self.close_code = code
-        self._writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._writer
+        self._outbox.clear()
+        writer = self._writer
+        if writer is not None:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
         await self._close_socket(code)
 
     async def _close_socket(self, code: int) -> None:
@@ -110,13 +138,13 @@ class Connection:
 
     async def finish(self) -> None:
         """Lets the writer send what is queued (briefly), then stops it."""
-        if self.close_code is None:
-            with contextlib.suppress(asyncio.QueueFull):
-                self._outbox.put_nowait(None)
+        writer = self._writer
+        if writer is None:
+            return
         try:
-            await asyncio.wait_for(self._writer, timeout=1.0)
+            await asyncio.wait_for(asyncio.shield(writer), timeout=1.0)
         except (TimeoutError, asyncio.CancelledError):
-            self._writer.cancel()
+            writer.cancel()
         except Exception:
             logger.debug("writer ended with an error", exc_info=True)
 

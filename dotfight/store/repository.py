@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Text, cast, select, update
-from sqlalchemy.orm import Session, defer
+from sqlalchemy import Text, cast, select
+from sqlalchemy.orm import Session
 
-from dotfight.store.models import ActionRow, PageRow, SeatRow
+from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow
 
 
-def add_page(session: Session, page: PageRow, seats: Sequence[SeatRow]) -> None:
-    """Adds a new page with its seats (the caller commits)."""
+def add_page(session: Session, page: PageRow, seats: Sequence[SeatRow], state: PageStateRow) -> None:
+    """Adds a new page with its seats and its first private state (the caller commits)."""
     session.add(page)
     session.flush()  # the page row must exist before its seats reference it (PostgreSQL checks at once)
     session.add_all(seats)
+    session.add(state)
 
 
 def get_page(session: Session, page_id: str) -> PageRow | None:
@@ -25,17 +25,14 @@ def get_page(session: Session, page_id: str) -> PageRow | None:
 
 
 def page_version(session: Session, page_id: str) -> int | None:
-    """Returns the page's version without loading the rest of its row (its cached state is large), or
-    None when there is no such page."""
+    """Returns the page's version without loading the rest of its row, or None when there is no such
+    page."""
     return session.scalar(select(PageRow.version).where(PageRow.id == page_id))
 
 
 def get_pages(session: Session, page_ids: Sequence[str]) -> list[PageRow]:
-    """Returns the rows of the pages named that exist, in the order named, without their cached states
-    (summaries have no use for them, and reading one raises)."""
-    query = (
-        select(PageRow).options(defer(PageRow.state_cache, raiseload=True)).where(PageRow.id.in_(page_ids))
-    )
+    """Returns the rows of the pages named that exist, in the order named."""
+    query = select(PageRow).where(PageRow.id.in_(page_ids))
     rows = {row.id: row for row in session.scalars(query)}
     return [rows[page_id] for page_id in page_ids if page_id in rows]
 
@@ -79,35 +76,3 @@ def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow
     """Returns the logged action a client sent under `move_id`, or None."""
     query = select(ActionRow).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
     return session.scalars(query).first()
-
-
-def append_action(
-    session: Session,
-    page_id: str,
-    expected_version: int,
-    changes: dict[str, Any],
-    now: datetime,
-    move_id: str | None = None,
-) -> bool:
-    """Moves the page on (its new version, status, ...), only if it is still at `expected_version` and,
-    given a `move_id`, no logged action of the page carries it (one statement: the usual case costs
-    the writer one round trip; the caller asks which of the two it was only when it matched nothing).
-
-    The conditional UPDATE makes a second writer (another worker process) lose cleanly instead of
-    forking the page; the unique (page, version) and (page, move_id) constraints on the log are the
-    last guard. Returns False (and changes nothing) when the page had moved on or the move_id is
-    logged. The caller then adds the log entry.
-    """
-    query = update(PageRow).where(PageRow.id == page_id, PageRow.version == expected_version)
-    if move_id is not None:
-        logged = select(ActionRow.id).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
-        query = query.where(~logged.exists())
-    result = session.execute(
-        query.values(**changes, updated_at=now).execution_options(synchronize_session=False)
-    )
-    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
-
-
-def add_action(session: Session, entry: ActionRow) -> None:
-    """Appends an entry to a page's log (written with the transaction)."""
-    session.add(entry)

@@ -1,5 +1,5 @@
 """The database's `PageStore` (records.py): the repository's queries, the group-commit writer and the
-private state checkpointed in the page row, behind the protocol the page authority uses.
+private state checkpointed in `page_states`, behind the protocol the page authority uses.
 
 Reads open a session of their own (the authority calls them on its reader and engine threads). Writes
 are jobs of the single writer (`submit`, dotfight/server/writer.py), committed with the writes waiting
@@ -7,6 +7,11 @@ beside them; their futures are answered after the commit. Whatever the database 
 here into the protocol's terms: a version taken by another process (the conditional UPDATE matching no
 row, or the log's unique constraint) is `VersionMoved`; a database that cannot be reached or written is
 `StoreUnavailable` — so the authority never sees SQLAlchemy.
+
+An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
+that also checks the move_id is not logged yet (the database decides, in the same statement, from the
+log's unique (page, move_id) index — nothing is read first and no move id needs remembering), then the
+INSERT; the move_id is read apart only when the UPDATE matched nothing.
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from dotfight.store import expiry, repository
+from dotfight.store import appends, expiry, repository
 from dotfight.store.database import DatabaseUnavailable, is_database_trouble
-from dotfight.store.models import ActionRow, PageRow, SeatRow, utc_now
+from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow, utc_now
 from dotfight.store.records import (
     Appended,
     Checkpoint,
@@ -65,19 +70,15 @@ def entry_of(row: ActionRow) -> LogEntry:
     )
 
 
-def row_changes(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The page row's columns a checkpoint sets (the private state only when it carries one)."""
-    changes: dict[str, Any] = {
+def summary_of(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The page row's columns a checkpoint sets (its private state goes to `page_states`)."""
+    return {
         "version": checkpoint.version,
         "phase": checkpoint.phase,
         "side_to_act": checkpoint.side_to_act,
         "winner": checkpoint.winner,
         "status": checkpoint.status,
     }
-    if checkpoint.state is not None:
-        changes["state_cache"] = checkpoint.state
-        changes["cache_version"] = checkpoint.version
-    return changes
 
 
 def store_unavailable(error: BaseException) -> StoreUnavailable:
@@ -140,6 +141,7 @@ class SqlPageStore:
     def create(self, record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]) -> Future[None]:
         """Stores a new page with its seats (committed by the writer)."""
         assert checkpoint.state is not None, "a new page's first checkpoint carries its state"
+        first_state = appends.state_text(checkpoint.state)
 
         def insert(session: Session) -> tuple[None, None]:
             now = utc_now()
@@ -153,13 +155,14 @@ class SqlPageStore:
                 bot=record.bot,
                 created_at=record.created_at,
                 updated_at=now,
-                **row_changes(checkpoint),
+                **summary_of(checkpoint),
             )
             seat_rows = [
                 SeatRow(page_id=record.id, side=seat.side, kind=seat.kind, token_hash=seat.token_hash)
                 for seat in seats
             ]
-            repository.add_page(session, row, seat_rows)
+            state = PageStateRow(page_id=record.id, version=checkpoint.version, state=first_state)
+            repository.add_page(session, row, seat_rows, state)
             return None, None
 
         return self._write(insert, record.id)
@@ -178,10 +181,10 @@ class SqlPageStore:
             row = repository.get_page(session, page_id)
             if row is None:
                 raise self._missing(session, page_id)
-            saved = row.cache_version
-            checkpoint = row.state_cache
-            if checkpoint is None or saved is None or saved > row.version:
-                checkpoint, saved = None, 0
+            kept = session.get(PageStateRow, page_id)
+            checkpoint, saved = None, 0
+            if kept is not None and kept.version <= row.version:
+                checkpoint, saved = appends.state_of(kept.state), kept.version
             # Bounded by the row's version: an action committed since the row was read is left out.
             entries = repository.actions_after(session, row.id, saved, up_to=row.version)
             return StoredPage(record_of(row), row.version, checkpoint, saved, tuple(map(entry_of, entries)))
@@ -212,24 +215,25 @@ class SqlPageStore:
 
         def write(session: Session) -> tuple[Appended, None]:
             now = utc_now()
-            changes = row_changes(checkpoint)
-            if not repository.append_action(session, page_id, expected_version, changes, now, entry.move_id):
+            logged_entry = {
+                "version": entry.version,
+                "side": entry.side,
+                "action": entry.action,
+                "events": entry.events,
+                "move_id": entry.move_id,
+            }
+            connection = session.connection()
+            if not appends.move_on(
+                connection, page_id, expected_version, summary_of(checkpoint), logged_entry, now
+            ):
                 # Asked inside the write's transaction: the first answer to a move_id is the only one.
                 if entry.move_id is not None:
                     logged = repository.action_by_move_id(session, page_id, entry.move_id)
                     if logged is not None:
                         return Appended(entry_of(logged), duplicate=True), None
                 raise VersionMoved(page_id)  # nothing was written
-            row = ActionRow(
-                page_id=page_id,
-                version=entry.version,
-                side=entry.side,
-                action=entry.action,
-                events=entry.events,
-                move_id=entry.move_id,
-                created_at=now,
-            )
-            repository.add_action(session, row)
+            if checkpoint.state is not None:
+                appends.save_state(connection, page_id, checkpoint.version, checkpoint.state)
             if self.in_transaction is not None:
                 self.in_transaction(session, page_id, entry.version)
             return Appended(entry), None

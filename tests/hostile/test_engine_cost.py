@@ -45,9 +45,11 @@ def stored_tiny_dot_page(server: ServerProcess) -> tuple[str, str]:
     rules = RuleSet.preset("quick", dot_radius=TINY_DOT)
     path = server.database_url.removeprefix("sqlite:///")
     with closing(sqlite3.connect(path)) as database, database:
+        rules_text = json.dumps(rules.to_json())
+        database.execute("UPDATE pages SET rules = ? WHERE id = ?", (rules_text, created["id"]))
         database.execute(
-            "UPDATE pages SET rules = ?, state_cache = ?, cache_version = 0 WHERE id = ?",
-            (json.dumps(rules.to_json()), json.dumps(new_page(rules, SEED).to_json()), created["id"]),
+            "UPDATE page_states SET state = ?, version = 0 WHERE page_id = ?",
+            (json.dumps(new_page(rules, SEED).to_json()), created["id"]),
         )
     return created["id"], created["seats"]["blue"]
 

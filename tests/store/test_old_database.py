@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import inspect, text
 
 from dotfight.engine import Replay, RuleSet
 from dotfight.server.app import create_app
 from dotfight.server.settings import Settings
+from dotfight.store.database import make_engine
+from dotfight.store.migrations import upgrade_to_head
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "old_main"
 EXPECTED: dict[str, Any] = json.loads((FIXTURE / "expected.json").read_text())
@@ -112,3 +117,24 @@ def test_an_old_page_plays_on_under_its_own_rules(client: TestClient, name: str)
     )
     assert answer.status_code == 200, answer.text
     contains(answer.json()["events"], move["events"], "events")
+
+
+def test_an_old_database_keeps_its_cached_states_out_of_the_page_rows(tmp_path: Path) -> None:
+    """Migration 0006: each page's cached private state moves to `page_states` (the page row, updated by
+    every action, no longer carries it), and the page loads from it without replaying its whole log."""
+    shutil.copy(FIXTURE / "pages.sqlite3", tmp_path / "old.sqlite3")
+    with closing(sqlite3.connect(tmp_path / "old.sqlite3")) as old:
+        cached = dict(old.execute("SELECT id, cache_version FROM pages WHERE state_cache IS NOT NULL"))
+        states = dict(old.execute("SELECT id, state_cache FROM pages WHERE state_cache IS NOT NULL"))
+    assert cached, "the fixture's pages carry cached states"
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite3'}")
+    try:
+        upgrade_to_head(engine)
+        columns = {column["name"] for column in inspect(engine).get_columns("pages")}
+        assert not columns & {"state_cache", "cache_version"}
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT page_id, version, state FROM page_states")).all()
+    finally:
+        engine.dispose()
+    assert {page_id: version for page_id, version, _ in rows} == cached
+    assert all(json.loads(state) == json.loads(states[page_id]) for page_id, _, state in rows)

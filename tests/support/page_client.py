@@ -120,7 +120,7 @@ def store_blue_actions(
         database.execute("UPDATE pages SET version = ? WHERE id = ?", (state.version, page_id))
         if cache:
             database.execute(
-                "UPDATE pages SET state_cache = ?, cache_version = ? WHERE id = ?",
+                "UPDATE page_states SET state = ?, version = ? WHERE page_id = ?",
                 (json.dumps(state.to_json()), state.version, page_id),
             )
     return state

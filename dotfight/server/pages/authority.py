@@ -99,11 +99,13 @@ class Seat:
 
 @dataclass(frozen=True)
 class Applied:
-    """The outcome of one action: its version and events (`duplicate`: answered from the log)."""
+    """The outcome of one action: its version and events (`duplicate`: answered from the log;
+    `on_the_wire`: the events are already as sent, the last turn's options added)."""
 
     version: int
     events: list[dict[str, Any]]
     duplicate: bool = False
+    on_the_wire: bool = False
 
 
 @dataclass(frozen=True)
@@ -523,8 +525,9 @@ class PageAuthority:
                 # Found in the log by a write that held an older page (another process wrote it): the
                 # page as it stands now, so the answer is the first one, options included.
                 page = await self.page(page_id)
-            # After the commit, not in the writer: the events as sent carry the new turn's options.
-            applied = replace(applied, events=events_on_the_wire(page.state, applied.events, applied.version))
+            if not applied.on_the_wire:  # a first answer read from the log: sent with today's options
+                wire = events_on_the_wire(page.state, applied.events, applied.version)
+                applied = replace(applied, events=wire)
             if not applied.duplicate:
                 self._tell_listeners(page, applied)
         return applied
@@ -583,9 +586,15 @@ class PageAuthority:
             _fail(outcome, error)
             return
         new_state, events = applied
-        self._append(
-            page, seat, LogEntry(new_state.version, side, action, events, move_id), new_state, outcome
-        )
+        # The events as sent (the new turn's options, C6) are worked out here on the engine thread, not
+        # on the event loop after the commit: the same state, the same answer, and the loop stays free.
+        try:
+            wire = events_on_the_wire(new_state, events)
+        except Exception as error:
+            _fail(outcome, error)
+            return
+        entry = LogEntry(new_state.version, side, action, events, move_id)
+        self._append(page, seat, entry, new_state, wire, outcome)
 
     def _page_at(self, page_id: str, version: int) -> LoadedPage:
         """The page in memory when it is at the version the client saw; else the page as stored (brought
@@ -619,6 +628,7 @@ class PageAuthority:
         seat: Seat,
         entry: LogEntry,
         new_state: State,
+        wire: list[dict[str, Any]],
         outcome: Future[tuple[LoadedPage, Applied]],
     ) -> None:
         """Hands the entry to the store at the page's version; once durable, the new state is the page in
@@ -635,7 +645,7 @@ class PageAuthority:
                     _answer(outcome, (page, self._first_answer(seat, appended.entry)))
                     return
                 self._pages.put(page_id, moved_on)
-                _answer(outcome, (moved_on, Applied(version=entry.version, events=entry.events)))
+                _answer(outcome, (moved_on, Applied(version=entry.version, events=wire, on_the_wire=True)))
             except BaseException as error:  # handed to the caller, not swallowed
                 _fail(outcome, error)
 

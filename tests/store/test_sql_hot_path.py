@@ -1,0 +1,165 @@
+"""The database store's hot path (issue 12): an action is one UPDATE of the small page row (which also
+checks, inside the database, that the move_id is not logged yet) and one INSERT into the log — nothing
+read first, no ORM unit of work — and the private state is checkpointed in `page_states` every few
+versions, never in the page row. A move_id already in the log is answered with its first entry, and the
+other writes committed beside it stand."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, event, func, inspect, select, text
+from sqlalchemy.orm import Session
+
+from dotfight.server.writer import BatchWriter
+from dotfight.store.database import make_engine, make_session_factory
+from dotfight.store.migrations import upgrade_to_head
+from dotfight.store.models import ActionRow, PageStateRow
+from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord
+from dotfight.store.sql_pages import SqlPageStore
+
+STATE = {"private": "state", "soldiers": list(range(50))}
+
+
+@dataclass
+class Stores:
+    engine: Engine
+    writer: BatchWriter
+    store: SqlPageStore
+
+    def fresh_store(self) -> SqlPageStore:
+        """Another store on the same database and writer (as after a restart: it remembers nothing)."""
+        return SqlPageStore(make_session_factory(self.engine), self.writer.submit)
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[Stores]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
+    upgrade_to_head(engine)
+    writer = BatchWriter(make_session_factory(engine))
+    yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
+    writer.close()
+    engine.dispose()
+
+
+def new_page(store: SqlPageStore, page_id: str) -> None:
+    record = PageRecord(page_id, "live", "quick", {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
+    first = Checkpoint(0, "battle", "blue", None, "open", state=STATE)
+    seats = [SeatRecord(f"{page_id}-blue".ljust(64, "0"), "blue", "seat")]
+    store.create(record, first, seats).result(10)
+
+
+def entry(version: int, move_id: str | None) -> LogEntry:
+    side = "blue" if version % 2 else "red"
+    return LogEntry(version, side, {"type": "flick", "n": version}, [{"type": "turn", "n": version}], move_id)
+
+
+def checkpoint(version: int, every: int = 8) -> Checkpoint:
+    side = "red" if version % 2 else "blue"
+    state = {**STATE, "version": version} if version % every == 0 else None
+    return Checkpoint(version, "battle", side, None, "open", state=state)
+
+
+def append(store: SqlPageStore, page_id: str, version: int, move_id: str | None) -> Future[Appended]:
+    return store.append(page_id, version - 1, entry(version, move_id), checkpoint(version))
+
+
+def writer_statements(engine: Engine) -> list[str]:
+    """Collects the SQL the writer thread sends from now on (PRAGMAs and BEGIN left out)."""
+    seen: list[str] = []
+    writer_thread = "dotfight-writer"
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if threading.current_thread().name == writer_thread and not statement.startswith(("PRAGMA", "BEGIN")):
+            seen.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", record)
+    return seen
+
+
+def test_an_action_is_an_update_and_an_insert_with_nothing_read_first(stores: Stores) -> None:
+    new_page(stores.store, "p1")
+    seen = writer_statements(stores.engine)
+    appended = append(stores.store, "p1", 1, "move-1").result(10)
+    assert appended == Appended(entry(1, "move-1"))
+    assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT"]
+    assert seen[0].startswith("UPDATE pages SET")
+    assert "WHERE pages.id = ? AND pages.version = ? AND NOT (EXISTS (SELECT actions.id" in seen[0]
+    assert seen[1].startswith("INSERT INTO actions")
+    assert "state" not in seen[0].replace("status", "")  # the page row never carries the private state
+
+
+def test_the_private_state_is_checkpointed_in_its_own_table_every_few_versions(stores: Stores) -> None:
+    new_page(stores.store, "p1")
+    assert "state_cache" not in {column["name"] for column in inspect(stores.engine).get_columns("pages")}
+    for version in range(1, 8):
+        append(stores.store, "p1", version, f"m{version}").result(10)
+    with Session(stores.engine) as session:
+        kept = session.get(PageStateRow, "p1")
+        assert kept is not None and kept.version == 0  # from the page's creation
+    seen = writer_statements(stores.engine)
+    append(stores.store, "p1", 8, "m8").result(10)
+    assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT", "UPDATE"]
+    assert seen[2].startswith("UPDATE page_states SET")
+    loaded = stores.fresh_store().load("p1")
+    assert (loaded.version, loaded.checkpoint_version, loaded.entries) == (8, 8, ())
+    assert loaded.checkpoint == {**STATE, "version": 8}
+
+
+def test_a_page_without_a_checkpoint_row_gets_one_and_loads_from_its_log(stores: Stores) -> None:
+    new_page(stores.store, "p1")
+    with stores.engine.begin() as connection:
+        connection.execute(text("DELETE FROM page_states"))
+    for version in range(1, 4):
+        append(stores.store, "p1", version, None).result(10)
+    loaded = stores.store.load("p1")
+    assert (loaded.checkpoint, loaded.checkpoint_version, len(loaded.entries)) == (None, 0, 3)
+    append(stores.store, "p1", 4, None).result(10)
+    assert stores.store.append("p1", 4, entry(5, None), checkpoint(5, every=5)).result(10).duplicate is False
+    loaded = stores.store.load("p1")
+    assert (loaded.checkpoint_version, loaded.entries) == (5, ())
+
+
+def test_a_move_id_in_the_log_is_answered_with_its_first_entry(stores: Stores) -> None:
+    new_page(stores.store, "p1")
+    first = append(stores.store, "p1", 1, "again").result(10)
+    seen = writer_statements(stores.engine)
+    answer = stores.fresh_store().append("p1", 1, entry(2, "again"), checkpoint(2)).result(10)
+    assert answer == Appended(first.entry, duplicate=True)
+    # The UPDATE matched nothing (the move_id is logged), so the entry was read; nothing was written.
+    assert [statement.split()[0] for statement in seen] == ["UPDATE", "SELECT"]
+    with Session(stores.engine) as session:
+        assert session.scalar(select(func.count()).select_from(ActionRow)) == 1
+    assert stores.store.version("p1") == 1
+
+
+def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Stores) -> None:
+    for page_id in ("a", "b", "c"):
+        new_page(stores.store, page_id)
+    first_b = append(stores.store, "b", 1, "b-move").result(10)
+    forgetful = stores.fresh_store()
+    release = threading.Event()
+
+    def hold(session: Session) -> tuple[None, None]:
+        release.wait(10)  # the writer is busy: the appends below queue up and commit as one batch
+        return None, None
+
+    held: Future[None] = Future()
+    stores.writer.submit(hold, held, "")
+    answers = [
+        append(forgetful, "a", 1, "a-move"),
+        forgetful.append("b", 1, entry(2, "b-move"), checkpoint(2)),  # logged before: a duplicate
+        append(forgetful, "c", 1, "c-move"),
+    ]
+    release.set()
+    a, b, c = (answer.result(10) for answer in answers)
+    assert a == Appended(entry(1, "a-move")) and c == Appended(entry(1, "c-move"))
+    assert b == Appended(first_b.entry, duplicate=True)
+    assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
