@@ -72,8 +72,14 @@ JOIN_BATCH = 100
 
 def cpu_seconds(pid: int) -> float:
     """Returns the CPU time (user + system) a process has used so far (Linux /proc)."""
+    return sum(cpu_split(pid))
+
+
+def cpu_split(pid: int) -> tuple[float, float]:
+    """Returns the user and the system CPU time a process has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def rss_bytes(pid: int) -> int:
@@ -317,6 +323,7 @@ async def run(
     gc.disable()
     profiler = start_profiler(args, server_pids)
     server_cpu = server_cpu_now()
+    system_cpu = sum(cpu_split(pid)[1] for pid in server_pids)
     db_cpu = database_cpu() if database_cpu is not None else 0.0
     own_cpu = time.process_time()
     started = time.perf_counter()
@@ -332,6 +339,7 @@ async def run(
     watcher.cancel()
     elapsed = time.perf_counter() - started
     server_cpu = server_cpu_now() - server_cpu
+    system_cpu = sum(cpu_split(pid)[1] for pid in server_pids) - system_cpu
     if database_cpu is not None:
         db_cpu = database_cpu() - db_cpu
     own_cpu = time.process_time() - own_cpu
@@ -371,7 +379,8 @@ async def run(
     print(f"  pages {args.pages} ({sockets} sockets), think {args.think} s: {total} actions, {elapsed:.1f} s")
     print(f"  throughput {figures['actions_per_s']:.0f} actions/s")
     print(
-        f"  CPU: server {figures['cpu_ms_per_action']:.2f} ms/action ({server_cpu / elapsed:.0%} of a core),"
+        f"  CPU: server {figures['cpu_ms_per_action']:.2f} ms/action ({server_cpu / elapsed:.0%} of a core;"
+        f" {system_cpu / server_cpu if server_cpu else 0:.0%} of it in the kernel),"
         f" clients {own_cpu / elapsed:.0%} of a core; load average {os.getloadavg()[0]:.1f}"
     )
     print(
