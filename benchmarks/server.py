@@ -607,7 +607,7 @@ def main() -> int:
     )  # fmt: skip
     parser.add_argument(
         "--ws", default=None, choices=("websockets", "websockets-sansio", "wsproto"),
-        help="uvicorn's WebSocket implementation for the floor app (and DOTFIGHT_WS_IMPLEMENTATION)",
+        help="uvicorn's WebSocket implementation for the floor app (default: auto, i.e. websockets-sansio)",
     )  # fmt: skip
     parser.add_argument(
         "--processes", type=int, default=1, help="server processes sharing the database (default 1)"
@@ -622,8 +622,6 @@ def main() -> int:
     if args.processes > 1 and args.database != "postgresql":
         parser.error("live play across processes needs --database postgresql")
     raise_open_files_limit()
-    if args.ws is not None:
-        os.environ["DOTFIGHT_WS_IMPLEMENTATION"] = args.ws
     contenders: dict[str, Contender] = {}
     if args.database == "postgresql":
         name = f"postgresql×{args.processes}"
