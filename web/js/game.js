@@ -9,7 +9,7 @@
 import { Aim } from "./aim.js";
 import { changesBars, choicesAfterTurn, eventToast, inkSeconds } from "./announce.js";
 import { Animator } from "./animate.js";
-import { ApiError, api } from "./api.js";
+import { api } from "./api.js";
 import * as book from "./book.js";
 import { barNodes, presenceNodes, statusNodes } from "./bars.js";
 import { barView, hintLine, overlayView, statusView } from "./controls.js";
@@ -20,13 +20,14 @@ import { Narrator } from "./narrate.js";
 import { go, pagePath } from "./nav.js";
 import { penScratch } from "./notice.js";
 import { turnOptions } from "./options.js";
+import { pageElements, showCannotOpen } from "./pagedom.js";
 import { PageEnd, rematch } from "./pageend.js";
 import { pageMenu } from "./pagemenu.js";
 import { Renderer } from "./render.js";
 import { MoveSender } from "./sending.js";
 import { shareSheet } from "./share.js";
 import { PageSync } from "./sync.js";
-import { h, mount, say, toast } from "./ui.js";
+import { say, toast } from "./ui.js";
 import { CODE_WORDS } from "./words.js";
 import { YourMoveNotice } from "./yourmove.js";
 
@@ -62,29 +63,12 @@ export class GameScreen {
   get mode() { return this.ui.mode; }
 
   build() {
-    this.statusEl = h("span", { class: "status" });
-    this.presenceEl = h("div", { class: "presence" });
-    this.top = h("header", { class: "topbar" },
-      h("button", { class: "btn btn-quiet", type: "button", "aria-label": "exercise book", onclick: () => go("/#book") }, "☰"),
-      this.statusEl, this.presenceEl,
-      h("button", { class: "btn btn-quiet", type: "button", "aria-label": "page menu", onclick: () => pageMenu(this) }, "⋯"));
-    this.canvas = h("canvas", {
-      "aria-label": "the page — with the keyboard: n chooses a soldier, arrows aim, Enter flicks", role: "application", tabindex: "0",
-    });
-    this.zoomBtn = h("button", { class: "btn zoom-reset", type: "button", hidden: true, onclick: () => { this.renderer.resetZoom(); this.zoomed(1); } }, "Whole page");
-    this.stage = h("div", { class: "stage" }, this.canvas, this.zoomBtn);
-    this.hintEl = h("div", { class: "hint" });
-    this.actionsEl = h("div", { class: "actions" });
-    this.bottom = h("footer", { class: "bottombar" }, this.hintEl, this.actionsEl);
-    // The screen's heading, for screen readers and the page outline (the bars say the rest).
-    this.root = h("div", { class: "game" }, h("h1", { class: "visually-hidden" }, "Dotfight page"), this.top, this.stage, this.bottom,
-      h("div", { class: "turn-hint", role: "note" }, h("p", {}, "Turn your phone upright — the page is tall.")));
-    mount(this.root);
-    this.renderer = new Renderer(this.canvas);
+    this.el = pageElements({ menu: () => pageMenu(this), wholePage: () => { this.renderer.resetZoom(); this.zoomed(1); } });
+    this.renderer = new Renderer(this.el.canvas);
     this.animator = new Animator(this.renderer, (ev, model) => this.announce(ev, model));
     this.input = new Input(this.renderer, this.aim);
-    this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
-    this.resizeObserver.observe(this.stage);
+    this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.el.stage));
+    this.resizeObserver.observe(this.el.stage);
   }
 
   /** Loads the page and starts following it. */
@@ -93,7 +77,7 @@ export class GameScreen {
     try {
       snap = await api.page(this.id);
     } catch (err) {
-      this.cannotOpen(err);
+      showCannotOpen(this.el, err);
       return;
     }
     this.ui.mode = snap.mode || this.ui.mode;
@@ -102,7 +86,7 @@ export class GameScreen {
     this.setSnapshot(snap);
     this.handOver.start(this.model);
     this.turnPage();
-    this.renderer.fitInside(this.stage);
+    this.renderer.fitInside(this.el.stage);
     this.sync.start(this.mode !== "local" || !this.token);
     if (this.entry.owner && (this.mode === "link" || this.mode === "live") && this.model.version === 0 && !this.entry.shared) {
       book.remember({ id: this.id, shared: true });
@@ -110,15 +94,6 @@ export class GameScreen {
     }
     this.refresh();
     this.end.maybe(true);
-  }
-
-  cannotOpen(err) {
-    const expired = err instanceof ApiError && err.code === "page_expired";
-    this.statusEl.replaceChildren(
-      h("span", { class: "who" }, expired ? "This page has expired." : "This page could not be opened."),
-      h("span", { class: "detail" }, expired ? CODE_WORDS.page_expired : err.message));
-    this.hintEl.textContent = expired ? CODE_WORDS.page_expired : "";
-    this.actionsEl.replaceChildren(h("button", { class: "btn btn-main", type: "button", onclick: () => go("/") }, "New page"));
   }
 
   /** Leaves the screen: closes the socket and timers. */
@@ -164,7 +139,7 @@ export class GameScreen {
 
   refused(err) {
     if (err.code === "page_expired") {
-      this.cannotOpen(err);
+      showCannotOpen(this.el, err);
       return;
     }
     if (err.code === "bad_token" && this.token) {
@@ -206,7 +181,7 @@ export class GameScreen {
   }
 
   zoomed(zoom) {
-    this.zoomBtn.hidden = zoom <= 1.001;
+    this.el.zoomBtn.hidden = zoom <= 1.001;
   }
 
   share() {
@@ -235,8 +210,8 @@ export class GameScreen {
     // What the bars are drawn from; drawing them changes nothing (the animator's busy is read, not kept).
     const ui = { ...this.ui, busy: this.animator.busy };
     const opts = this.options();
-    this.statusEl.replaceChildren(...statusNodes(statusView(m, opts, ui), ui.online === "offline"));
-    this.presenceEl.replaceChildren(...presenceNodes(ui.presence, this.mode));
+    this.el.status.replaceChildren(...statusNodes(statusView(m, opts, ui), ui.online === "offline"));
+    this.el.presence.replaceChildren(...presenceNodes(ui.presence, this.mode));
     Object.assign(this.renderer.overlay, overlayView(m, opts, ui));
     this.renderBar(barView(m, opts, ui));
     this.yourMove.update(m, this.ui);
@@ -244,8 +219,8 @@ export class GameScreen {
   }
 
   renderHint() {
-    this.hintEl.textContent = hintLine(this.ui.aim, this.aim.kindName(), this.ui.barHint);
-    this.hintEl.classList.toggle("sending", !!this.ui.sending);
+    this.el.hint.textContent = hintLine(this.ui.aim, this.aim.kindName(), this.ui.barHint);
+    this.el.hint.classList.toggle("sending", !!this.ui.sending);
   }
 
   renderBar(view) {
@@ -260,7 +235,7 @@ export class GameScreen {
       count: (n) => flow({ ...this.ui.sendFlow, step: "to", count: n }),
       kind: (k) => { this.ui.kind = k; this.refresh(); },
     };
-    this.actionsEl.replaceChildren(...barNodes(view, on));
+    this.el.actions.replaceChildren(...barNodes(view, on));
     this.renderHint();
   }
 
