@@ -57,7 +57,7 @@ def test_a_move_that_keeps_the_turn_shows_the_servers_controls(
         # The flick the engine found, exactly (a finger's pull is tested elsewhere): the screen's own path.
         p.page.evaluate(
             "([id, kind, vector]) => {"
-            " const s = window.dotfight.screen(); s.ui.kind = kind; s.flick(id, vector, null); }",
+            " const s = window.dotfight.screen(); s.ui.kind = kind; s.aim.flick(id, vector, null); }",
             [action["soldier"], action["kind"], action["vector"]],
         )
     p.page.wait_for_function(f"window.dotfight.state().version === {len(moves) + 1}")
@@ -85,7 +85,7 @@ def test_a_move_that_keeps_the_turn_shows_the_servers_controls(
     assert bar.locator("[data-action=send]").count() == int(want["send"] is not None)
     if kind == "send":
         assert "sent" in top and want["send"] is None
-    flickable = [s["id"] for s in p.page.evaluate("window.dotfight.screen().flickable()")]
+    flickable = [s["id"] for s in p.page.evaluate("window.dotfight.screen().aim.flickable()")]
     assert flickable == want["flickable"]
     p.shot(screens, f"midturn-{kind}")
     assert p.errors == []

@@ -110,4 +110,4 @@ def test_a_turn_event_brings_the_next_turns_options(server: str, phone: Any) -> 
     st = p.state()
     assert st["sideToAct"] == "red" and st["options"] == options
     assert p.page.locator("[data-action=send]").count() == 0
-    assert [s["id"] for s in p.page.evaluate("window.dotfight.screen().flickable()")] == [red[0]["id"]]
+    assert [s["id"] for s in p.page.evaluate("window.dotfight.screen().aim.flickable()")] == [red[0]["id"]]

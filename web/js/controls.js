@@ -109,3 +109,30 @@ export function barView(model, opts, ui) {
   if (o.can_stop) items.push(button(o.chain ? "Stop" : "End turn", "stop", "btn", { action: "stop" }));
   return { hint: o.chain ? "Lunge again with the same soldier — or stop." : "Press a soldier, pull back, let go.", items };
 }
+
+/**
+ * The page's marks for the player to act on (render.js's overlay): {half} — the side's half while
+ * drawing bases, {zones, zoneSide} — the rings to arrange in, {pickBases, pickedBase} — the bases a
+ * send may tap. None while the ink of a move is being drawn (`ui.busy`) or it is not this phone's move.
+ */
+export function overlayView(model, opts, ui) {
+  const mine = isMyMove(model, ui) && !ui.busy;
+  const view = { half: mine && model.phase === "bases" ? model.sideToAct : null, zones: null, pickBases: null, pickedBase: null };
+  if (mine && model.phase === "positioning") {
+    const margin = model.rules.outside_margin ?? 0;
+    view.zones = [...model.bases.values()].filter((b) => b.side === model.sideToAct).map((b) => ({ x: b.x, y: b.y, r: b.r + margin }));
+    view.zoneSide = model.sideToAct;
+  }
+  const f = ui.sendFlow;
+  if (f && opts && opts.send) {
+    view.pickBases = f.step === "from" ? Object.keys(opts.send.from) : opts.send.from[f.from] || [];
+    view.pickedBase = f.from || null;
+  }
+  return view;
+}
+
+/** The bottom bar's hint line: the aim's kind and power while a pull is on, else the bar's own hint. */
+export function hintLine(aim, kindName, barHint) {
+  if (aim) return `${kindName} · power ${Math.round(aim.power * 100)}% · slide back to cancel`;
+  return barHint || "";
+}

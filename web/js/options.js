@@ -25,3 +25,13 @@ export function sendFrom(options, baseId) {
 export function sendMen(options, baseId) {
   return (options && options.send && options.send.men && options.send.men[baseId]) || [];
 }
+
+/** Whether the turn allows one kind of flick only (a pending chain: lunge). */
+export function kindLocked(options) {
+  return !!(options && options.kinds && options.kinds.length === 1);
+}
+
+/** The kind a flick is made as: the only one the turn allows, else the one this phone chose. */
+export function flickKind(options, chosen) {
+  return kindLocked(options) ? options.kinds[0] : chosen;
+}

@@ -37,6 +37,6 @@ export function pageMenu(screen) {
 
 function confirmResign(screen) {
   const s = sheet("Resign this page?", h("div", { class: "row" },
-    h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); screen.act({ type: "resign" }); } }, "Resign"),
+    h("button", { class: "btn btn-red", type: "button", onclick: () => { s.close(); screen.sender.send({ type: "resign" }); } }, "Resign"),
     h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Keep playing")));
 }

@@ -10,7 +10,7 @@ const POLL_MS = 2000;
 
 export class PageSync {
   /**
-   * `screen` is the page screen: it has `model`, `animator`, `gone`, and hears setSnapshot(snap),
+   * `screen` is the page screen: it has `model`, `animator`, `sender` (sending.js), `gone`, and hears setSnapshot(snap),
    * played(version), settled(), seatNamed(side), presence(p), online(status), refused(error).
    */
   constructor(screen, { id, token }) {
@@ -95,7 +95,7 @@ export class PageSync {
   /** Without a live socket (or when the phone wakes), looks for the other side's moves. */
   async poll(evenIfOnline = false) {
     const s = this.screen;
-    if (s.gone || (this.link && this.link.open && !evenIfOnline) || s.acting || s.animator.busy) return;
+    if (s.gone || (this.link && this.link.open && !evenIfOnline) || s.sender.acting || s.animator.busy) return;
     if (!s.model || s.model.phase === "over") return;
     try {
       const snap = await api.page(this.id);

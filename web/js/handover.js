@@ -1,0 +1,78 @@
+// The hand-over on one phone, and which way the page faces. When the side to act changes on a
+// pass-one-phone page, the result stays in view for a moment, then the hand-over card covers the
+// page (toasts cleared, zoom reset) while the page turns to face the player taking the phone.
+
+import { clearToasts, handOver } from "./ui.js";
+
+// A moment to look at the result of a move before the hand-over card covers the page.
+const HANDOVER_PAUSE_MS = 1100;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The side the phone is to be handed to now (null: no hand-over) — one phone, during setup's arranging or play. */
+export function handOverDue(model, mode, handedTo) {
+  if (mode !== "local" || !model || model.phase === "over" || model.phase === "bases") return null;
+  return model.sideToAct && handedTo && model.sideToAct !== handedTo ? model.sideToAct : null;
+}
+
+/** What the hand-over card asks of the player taking the phone. */
+export function handOverWords(phase) {
+  return phase === "positioning" ? "Arrange your soldiers, then tap Ready." : "Flick one soldier: press, pull back, let go.";
+}
+
+/**
+ * Whether the page is turned half a turn: for the red seat (link, live, or a bot page played as red);
+ * on one phone it follows the side the phone was handed to. Watchers keep blue at the bottom.
+ */
+export function pageTurned(model, ui, handedTo) {
+  if (ui.side === "red" && ui.token) return true;
+  if (ui.side === "both" && model.phase !== "bases" && model.phase !== "over") return handedTo === "red";
+  return false;
+}
+
+/**
+ * The hand-over flow of the page screen `screen`: `handedTo` is the side holding the phone, `handing`
+ * the hand-over under way (until the card is tapped), `pause` the look at the result before the card.
+ */
+export class HandOverFlow {
+  constructor(screen) {
+    this.screen = screen;
+    this.handedTo = null;
+    this.handing = null;
+    this.pause = null;
+  }
+
+  /** Takes the side to act as the one holding the phone (a page just opened). */
+  start(model) {
+    this.handedTo = model.sideToAct;
+  }
+
+  /** After a batch has settled: hands the phone over if the side to act changed; resolves when the card is tapped. */
+  async maybe() {
+    const s = this.screen;
+    const m = s.model;
+    const side = handOverDue(m, s.mode, this.handedTo);
+    if (!side) {
+      if (m) this.handedTo = m.sideToAct;
+      return;
+    }
+    this.handedTo = side;
+    const words = handOverWords(m.phase);
+    this.handing = (async () => {
+      this.pause = sleep(HANDOVER_PAUSE_MS);
+      await this.pause;
+      this.pause = null;
+      if (s.gone) return;
+      clearToasts();
+      const card = handOver(side, words);
+      s.renderer.resetZoom();
+      s.zoomed(1);
+      // Behind the card the page turns to face the player taking the phone.
+      s.turnPage();
+      await card;
+    })();
+    s.refresh();
+    await this.handing;
+    this.handing = null;
+    s.refresh();
+  }
+}

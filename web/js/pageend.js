@@ -1,0 +1,72 @@
+// The end of a page on this phone: the end sheet opens once — when the page ends here, not on every
+// later visit — with the page's numbers (counted once from the log); and a rematch from the bar or
+// the sheet.
+
+import { api } from "./api.js";
+import * as book from "./book.js";
+import { endSheet } from "./ending.js";
+import { go, pagePath } from "./nav.js";
+import { startPage } from "./start.js";
+import { pageNumbers } from "./stats.js";
+import { clearToasts, toast } from "./ui.js";
+
+/**
+ * Whether the end sheet opens now: {mark} — note the end as seen — and {open}. Once per screen; a
+ * page opened already finished (`opening`) whose end was seen before opens no sheet.
+ */
+export function endSheetDue(model, shown, opening, seen) {
+  if (!model || model.phase !== "over" || shown) return { mark: false, open: false };
+  return { mark: true, open: !(opening && seen) };
+}
+
+/** The end flow of the page screen `screen`: `shown` once the end has been met, `numbers` once counted. */
+export class PageEnd {
+  constructor(screen) {
+    this.screen = screen;
+    this.shown = false;
+    this.numbers = null;
+  }
+
+  /** Opens the end sheet if the page has just ended (`opening`: the screen is opening the page). */
+  maybe(opening) {
+    const s = this.screen;
+    const due = endSheetDue(s.model, this.shown, opening, (book.entry(s.id) || {}).endSeen);
+    if (!due.mark) return;
+    this.shown = true;
+    book.remember({ id: s.id, endSeen: true });
+    if (due.open) this.open();
+  }
+
+  async open() {
+    const s = this.screen;
+    // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
+    // again the next time the sheet opens).
+    if (!this.numbers) {
+      try {
+        this.numbers = pageNumbers((await api.log(s.id)).entries || []);
+      } catch {
+        this.numbers = null;
+      }
+    }
+    if (s.gone) return;
+    endSheet(s.model, this.numbers, {
+      rematch: () => rematch(s.entry, s.id, s.mode),
+      replay: () => go(pagePath(s.id, "replay")),
+      book: () => go("/#book"),
+    });
+  }
+}
+
+/** Starts a new page like page `id` (its book entry, else `entry`); the player hears at once that one is on its way. */
+export async function rematch(entry, id, mode) {
+  const e = book.entry(id) || entry;
+  const spec = e.spec || { preset: e.preset || "classic", mode: mode || "local" };
+  toast("Starting a new page…", { ms: 30000 });
+  try {
+    await startPage(spec);
+    clearToasts();
+  } catch (err) {
+    const why = err.code === "offline" ? "there is no connection to the server" : err.message;
+    toast(`No new page was started: ${why}`, { kind: "refusal", ms: 8000 });
+  }
+}

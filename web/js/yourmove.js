@@ -1,0 +1,43 @@
+// "Your move" glue: when it becomes this phone's move in a shared-link, real-time or bot page, the
+// tab's title and icon say so and the phone buzzes (notice.js does both); on one phone, and for
+// watchers, nothing is said.
+
+import { isMyMove } from "./controls.js";
+import { buzz, markYourMove } from "./notice.js";
+
+const NOTICED = new Set(["link", "live", "bot"]);
+
+/** Whether it is this phone's move, as the tab says it; null where the page's mode says nothing. */
+export function yourMoveNow(model, ui) {
+  if (!NOTICED.has(ui.mode)) return null;
+  return isMyMove(model, ui) && ui.side !== "both";
+}
+
+/**
+ * What changes when "your move" goes from `before` to `now`: {mark, buzz}, or null when nothing does.
+ * The phone buzzes only when the move comes (not when the page opens on it).
+ */
+export function yourMoveChange(before, now) {
+  if (now === null || now === before) return null;
+  return { mark: now, buzz: now && before === false };
+}
+
+/** Keeps the tab's "your move" mark in step with the page; `was` is what it says now (null: nothing yet). */
+export class YourMoveNotice {
+  constructor() {
+    this.was = null;
+  }
+
+  update(model, ui) {
+    const change = yourMoveChange(this.was, yourMoveNow(model, ui));
+    if (!change) return;
+    this.was = change.mark;
+    markYourMove(change.mark);
+    if (change.buzz) buzz();
+  }
+
+  /** Takes the mark off (the screen is left). */
+  off() {
+    markYourMove(false);
+  }
+}
