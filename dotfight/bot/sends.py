@@ -27,7 +27,7 @@ LASTING = 1.5
 # A send must be worth at least this much (expected men) to be made at all.
 MARGIN = 0.1
 # The most men one enemy line may be expected to take from the convoy: beyond it the road is exposed.
-ROAD_RISK = 0.6
+ROAD_RISK = 0.75
 # A base this thin (fullness: half its men gone, "before it falls") is worth re-manning, from a base at
 # least this full.
 THIN, FULL = 0.5, 0.6

@@ -37,7 +37,7 @@ class Strength:
 # the judgement, not the search, decides. Easy takes the flick that looks best at a glance (its forecast,
 # misjudged by a slip) and only checks it against stopping; normal tries four on one sample and halves
 # twice; hard tries twelve on two samples and halves three times.
-_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4)
+_EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4, wobble=0.04)
 _NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2)
 _HARD = Strength("hard", pairs=24, width=12, first=2, rounds=3)
 
