@@ -1,7 +1,9 @@
 """What a page is worth to one side: men alive, and what the next flicks are likely to change.
 
 Material counts one per soldier. The side fears the enemy's best shots in its next turn (two steady
-ones in last stand) and, more lightly, every man's standing exposure on both sides (`threat`). While
+ones in last stand) and, more lightly, every man's standing exposure on both sides (`threat`); a man
+stranded on open paper is charged his chance to be hit, so a lunger the enemy surely hits costs about a
+man, and his own shots count only as far as he is likely to live to flick them. While
 the turn is still its own (a bonus flick, a lunge chain, last stand's second flick), the page is judged
 as if it stopped now, plus a share of its own best next shot. A won page outweighs everything.
 
