@@ -1,7 +1,9 @@
 """What a page is worth to one side: men alive, and what the next flicks are likely to change.
 
 Material counts one per soldier. The side fears the enemy's best shots in its next turn (two steady
-ones in last stand) and, more lightly, every man's standing exposure on both sides (`threat`). While
+ones in last stand) and, more lightly, every man's standing exposure on both sides (`threat`); a man
+stranded on open paper is charged his chance to be hit, so a lunger the enemy surely hits costs about a
+man, and his own shots count only as far as he is likely to live to flick them. While
 the turn is still its own (a bonus flick, a lunge chain, last stand's second flick), the page is judged
 as if it stopped now, plus a share of its own best next shot. A won page outweighs everything.
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dotfight.bot.board import Board, other
+from dotfight.bot.board import Board, FloatArray, other
 from dotfight.bot.rules import in_last_stand
 from dotfight.bot.threat import ShotTable, assess
 from dotfight.engine import EngineError, State, apply
@@ -28,6 +30,11 @@ SPREAD = 0.09
 FLICK_IN_HAND = 0.7
 # A pending lunge chain is worth less than a free flick: the same soldier, a shakier hand.
 CHAIN_IN_HAND = 0.5
+# "A stranded lunger costs about a man" (issue 8): an own man standing on open paper beyond the outside
+# margin (a lunger who ran out, never one of the men arranged just outside the walls) is charged this
+# share of the enemy's chance to hit him on top of SPREAD, so one the enemy surely hits costs about a
+# man (0.91), whether or not he is also its best shot (CAUTION's term).
+STRANDED = 0.82
 
 
 def flicks_of(board: Board, side: str) -> tuple[int, float]:
@@ -60,10 +67,34 @@ def judge(state: State, board: Board, side: str) -> float:
     # Standing liabilities on both sides: every man's best chance of being hit by the other side.
     own_flicks, own_steady = flicks_of(board, side)
     theirs = assess(board, enemy, flicks=flicks, steady=steady)
-    ours = assess(board, side, flicks=own_flicks, steady=own_steady)
+    at_risk = _stranded_risk(board, side, theirs.table)  # per own man
+    # A stranded man is counted as a shooter only as far as he is likely to live to flick again.
+    survival = 1.0 - at_risk[np.searchsorted(theirs.table.targets, board.flickable(side))]
+    ours = assess(board, side, flicks=own_flicks, steady=own_steady, survival=survival)
     spread = theirs.exposure - ours.exposure
     in_hand = _in_hand(board, ours.table, chain, flicks_left) if mine else 0.0
-    return material + in_hand - CAUTION * theirs.best - SPREAD * spread
+    stranded = STRANDED * float(at_risk.sum())
+    return material + in_hand - CAUTION * theirs.best - SPREAD * spread - stranded
+
+
+def _stranded_risk(board: Board, side: str, table: ShotTable) -> FloatArray:
+    """For each of the side's living men (`table.targets`, the enemy's shots at them): the enemy's best
+    chance to hit him if he is stranded — off the road, inside no own base and further than the outside
+    margin from every own wall — else 0."""
+    targets = table.targets
+    risk = np.zeros(len(targets))
+    if table.hit.size == 0:
+        return risk
+    loose = (board.home[targets] < 0) & ~board.on_road[targets]
+    own = board.bases_of(side)
+    if loose.any() and own.size:
+        xy = board.xy[targets]
+        gap = np.hypot(*(xy[:, None, :] - board.base_xy[None, own, :]).transpose(2, 0, 1))
+        margin = board.rules.outside_margin + board.rules.dot_radius
+        loose &= ~(gap - board.base_r[None, own] <= margin).any(axis=1)
+    if loose.any():
+        risk[loose] = np.maximum(table.hit, table.lunge).max(axis=0)[loose]
+    return risk
 
 
 def _final(board: Board, side: str) -> float:

@@ -110,7 +110,7 @@ def next_base(state: State, board: Board, side: str, seed: int, depth_share: flo
 # The share of each base's men that stand just outside its wall, drawn once per page (RULES.md §11: a
 # person spreads some men round the back and sides of a base, where its wall still shields them, so one
 # lunge into the ring cannot run through the whole garrison).
-OUTSIDE_SHARE = (0.25, 0.55)
+OUTSIDE_SHARE = (0.05, 0.2)
 # How far beyond the wall, as a share of the outside margin.
 OUTSIDE_DEPTH = (0.45, 0.9)
 # How far round from straight behind an outside man may stand (radians): behind and beside, never in
@@ -118,7 +118,7 @@ OUTSIDE_DEPTH = (0.45, 0.9)
 OUTSIDE_TURN = 1.6
 # The chance the front base steps one man out in front as bait, where a lunger aimed at him runs on
 # into the full ring and is shot.
-BAIT = 0.7
+BAIT = 1.0
 
 
 def arrangement(

@@ -27,9 +27,10 @@ LASTING = 1.5
 # A send must be worth at least this much (expected men) to be made at all.
 MARGIN = 0.1
 # The most men one enemy line may be expected to take from the convoy: beyond it the road is exposed.
-ROAD_RISK = 0.6
-# A base this thin (fullness) is worth re-manning, from a base at least this full.
-THIN, FULL = 0.4, 0.75
+ROAD_RISK = 0.75
+# A base this thin (fullness: half its men gone, "before it falls") is worth re-manning, from a base at
+# least this full.
+THIN, FULL = 0.5, 0.6
 # "Send small": at most this many men walk, unless an intruder is to be shot.
 SMALL = 3
 # A base holding at least this many men shoots any lunger landing in it for turns to come; bringing a

@@ -9,7 +9,7 @@ One matrix answers "what is my best shot?" and "what is the enemy's best shot at
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -131,17 +131,42 @@ class Threat:
     table: ShotTable  # the attacker's shots at every defender, for further questions
 
 
-def assess(board: Board, attacker: str, *, flicks: int = 1, steady: float = 1.0) -> Threat:
+def assess(
+    board: Board,
+    attacker: str,
+    *,
+    flicks: int = 1,
+    steady: float = 1.0,
+    survival: FloatArray | None = None,
+) -> Threat:
     """The threat of the attacker's next turn to the other side's men.
 
     A flick's worth is a snipe's chance to hit one man, or a lunge's expected kills (a lunge aimed into
     a base is shaken at its wall and may run through any man inside, so its kills are summed over the
-    garrison, a little more for the chain they earn); the `flicks` best are summed.
+    garrison, a little more for the chain they earn); the `flicks` best are summed. `survival` (one per
+    attacker's flickable man) scales each shooter's chances: a man likely crossed out before his turn
+    comes threatens little. The returned `table` is unscaled.
     """
     targets = board.living(other(attacker))
     table = shot_table(board, board.flickable(attacker), targets, steady=steady)
     if table.hit.size == 0:
         return Threat(0.0, 0.0, table)
+    if survival is not None:
+        scaled = ShotTable(
+            table.shooters,
+            table.targets,
+            table.power,
+            table.hit * survival[:, None],
+            table.distance,
+            table.lunge * survival[:, None],
+        )
+        return replace(_assessed(scaled, board, flicks), table=table)
+    return _assessed(table, board, flicks)
+
+
+def _assessed(table: ShotTable, board: Board, flicks: int) -> Threat:
+    """`assess` on a table already built."""
+    targets = table.targets
     per_man = np.maximum(table.hit, table.lunge).max(axis=0)
     # Men of one garrison are hit together by a lunge into their base; a man outside stands alone.
     home = board.home[targets]

@@ -107,7 +107,7 @@ class RuleSet:
     reach_curve: float = 2.0
     # §4 calibrated by the lab (docs/RULES-NOTES.md, "Calibration"; RULES.md's provisional 0.10 and 2):
     # the spread of a full-power flick, the spread at the softest power, and its curve
-    wildness: float = 0.08
+    wildness: float = 0.07
     wildness_soft: float = 0.0
     wildness_curve: float = 3.0
     # §5 snipe
@@ -120,7 +120,7 @@ class RuleSet:
     shake_man: float = 0.04
     lunge_link_shake: float = 0.05
     # §6 calibrated by the lab: how many standard deviations the book's degrees of wall and man shake are
-    shake_sigmas: float = 2.75
+    shake_sigmas: float = 3.0
     # §7 send
     send_max: int = 5
     # §9 last stand

@@ -1,12 +1,13 @@
 """The calibration claim (docs/RULES-NOTES.md, "Calibration"): with the presets' numbers, normal against
-normal on Quick (200 pages, seed 2026) lands on the book's ±20 % band on every figure of its table: each
-point estimate inside the band, or — where the frozen bot leaves no point of the four calibrated numbers
-inside on every figure at once — within 1.5 % of the band's edge with its 95 % interval reaching into it.
+normal lands inside the book's ±20 % band — on Quick (200 pages and their free-walls twins, seed 2026)
+every point estimate of the book's table, on Dawood's 5 × 10 (60 pages, seed 2026) the turns a page.
 
-Slow (several minutes on two cores), so it runs only when asked for: `bash scripts/test.sh -m slow`.
+Slow (several minutes each on two cores), so they run only when asked for: `bash scripts/test.sh -m slow`.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -14,11 +15,12 @@ from dotfight.lab import LabConfig, build_report
 from dotfight.lab.book import target_band
 from dotfight.lab.runner import default_workers, run_lab
 
-# The calibration's own run: `dotfight lab --preset quick --bot normal --alternate --games 200 --seed 2026`.
-CALIBRATION = {"preset": "quick", "games": 200, "seed": 2026, "bot_blue": "normal", "alternate": True}
+# The calibration's own runs:
+# `dotfight lab --preset quick --bot normal --alternate --games 200 --seed 2026` and
+# `dotfight lab --preset dawood --bot normal --alternate --games 60 --seed 2026 --no-twins`.
+QUICK = {"preset": "quick", "games": 200, "seed": 2026, "bot_blue": "normal", "alternate": True}
+DAWOOD = {"preset": "dawood", "games": 60, "seed": 2026, "bot_blue": "normal", "alternate": True}
 FIGURES = ("risk_ratio", "walls_length_ratio", "longest_turn", "lunge_share", "turns")
-# How far outside the band a point estimate may sit when its interval reaches in (a share of the edge).
-EDGE = 0.015
 
 
 def asked_for_slow(config: pytest.Config) -> bool:
@@ -28,40 +30,62 @@ def asked_for_slow(config: pytest.Config) -> bool:
         return False
     from _pytest.mark.expression import Expression
 
-    return bool(Expression.compile(expression).evaluate(lambda name: name == "slow"))
+    def is_slow(name: str, /, **_kwargs: str | int | bool | None) -> bool:
+        return name == "slow"
+
+    return bool(Expression.compile(expression).evaluate(is_slow))
+
+
+def figures_of(settings: dict[str, Any], *, twins: bool = True) -> dict[str, Any]:
+    """The report's figures of one lab run."""
+    config = LabConfig(**settings)
+    records, twin_records = run_lab(config, workers=default_workers(), twins=twins)
+    figures: dict[str, Any] = build_report(config, records, twin_records)["figures"]
+    return figures
+
+
+def off_the_band(figures: dict[str, Any], names: tuple[str, ...], preset: str) -> dict[str, Any]:
+    """The figures whose point estimate lies outside the book's band, with the band."""
+    outside = {}
+    for name in names:
+        band = target_band(name, preset)
+        assert band is not None, name
+        value = figures[name]["value"]
+        if value is None or not band[0] <= value <= band[1]:
+            outside[name] = (figures[name], band)
+    return outside
+
+
+# Measured at the commit that set the presets (docs/RULES-NOTES.md, "Calibration"): four of five Quick
+# figures inside, the risk ratio 0.631 [0.599, 0.663] over the band's top (0.60); 5 x 10 at 44.2 turns
+# [42.1, 46.3] over 43.2. Strict: once the figures land inside, the marks must go.
+QUICK_GAP = "risk ratio 0.631 over the band's 0.60 with the frozen bot (RULES-NOTES, Calibration)"
+DAWOOD_GAP = "5 x 10 at 44.2 turns over the band's 43.2 (RULES-NOTES, Calibration)"
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(reason=QUICK_GAP, strict=True)
 def test_normal_against_normal_on_quick_lands_in_the_books_band(request: pytest.FixtureRequest) -> None:
     if not asked_for_slow(request.config):
         pytest.skip("slow: the calibration runs with `-m slow`")
-    config = LabConfig(**CALIBRATION)  # type: ignore[arg-type]
-    records, twins = run_lab(config, workers=default_workers())
-    figures = build_report(config, records, twins)["figures"]
-    outside = {}
-    for name in FIGURES:
-        low, high = target_band(name, "quick")  # type: ignore[misc]
-        figure = figures[name]
-        if not on_the_band(figure["value"], figure["low"], figure["high"], low, high):
-            outside[name] = (figure, (low, high))
+    outside = off_the_band(figures_of(QUICK), FIGURES, "quick")
     assert not outside, f"figures off the book's ±20 % band: {outside}"
 
 
-def on_the_band(
-    value: float | None, lower: float | None, upper: float | None, low: float, high: float
-) -> bool:
-    """Inside [low, high], or within EDGE of the nearer edge with the interval [lower, upper] reaching in."""
-    if value is None or lower is None or upper is None:
-        return False
-    if low <= value <= high:
-        return True
-    edge = low if value < low else high
-    return abs(value - edge) <= EDGE * edge and lower <= high and upper >= low
+@pytest.mark.slow
+@pytest.mark.xfail(reason=DAWOOD_GAP, strict=True)
+def test_normal_against_normal_on_dawoods_five_by_ten_lands_in_the_books_band(
+    request: pytest.FixtureRequest,
+) -> None:
+    if not asked_for_slow(request.config):
+        pytest.skip("slow: the calibration runs with `-m slow`")
+    outside = off_the_band(figures_of(DAWOOD, twins=False), ("turns",), "dawood")
+    assert not outside, f"5 × 10 turns off the book's ±20 % band: {outside}"
 
 
-def test_on_the_band() -> None:
-    assert on_the_band(0.5, 0.45, 0.55, 0.4, 0.6)
-    assert on_the_band(26.68, 25.99, 27.37, 17.6, 26.4)  # 1.1 % over, the interval reaches in
-    assert not on_the_band(26.9, 26.5, 27.4, 17.6, 26.4)  # the interval stays out
-    assert not on_the_band(27.5, 25.0, 28.0, 17.6, 26.4)  # 4 % over
-    assert not on_the_band(None, None, None, 0.4, 0.6)
+def test_a_figure_counts_only_by_its_point_estimate() -> None:
+    inside = {"turns": {"value": 26.4, "low": 30.0, "high": 31.0}}
+    over = {"turns": {"value": 26.5, "low": 20.0, "high": 26.0}}
+    assert off_the_band(inside, ("turns",), "quick") == {}
+    assert set(off_the_band(over, ("turns",), "quick")) == {"turns"}
+    assert set(off_the_band({"turns": {"value": None}}, ("turns",), "dawood")) == {"turns"}
