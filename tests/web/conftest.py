@@ -23,8 +23,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         f"sqlite:///{tmp_path_factory.mktemp('web-server') / 't.sqlite3'}",
         tmp_path_factory.getbasetemp() / "web-server.log",
         extra_args=["--no-access-log"],
-        # The browser tests start many pages from one address in minutes.
-        extra_env={"DOTFIGHT_PAGE_CREATION_BURST": "1000"},
+        # The browser tests start many pages from one address in minutes, and set some up by replaying
+        # a long stretch of play over HTTP at once (the page's history, not a player's pace).
+        extra_env={
+            "DOTFIGHT_PAGE_CREATION_BURST": "1000",
+            "DOTFIGHT_ACTIONS_PER_PAGE_BURST": "1000",
+            "DOTFIGHT_ACTIONS_PER_ADDRESS_BURST": "5000",
+        },
     )
     try:
         process.start()
