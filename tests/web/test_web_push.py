@@ -131,13 +131,12 @@ def test_red_is_told_when_blue_has_moved_and_the_notification_opens_the_page(
                 "data": json.dumps(message),
             },
         )
-        red.page.wait_for_function(
-            "navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((n) => n.length === 1)"
-        )
-        [shown] = red.page.evaluate(
+        # Waited for and read in one step: a second look could miss a notification the first one saw.
+        [shown] = red.page.wait_for_function(
             """navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) =>
+                 ns.length === 1 &&
                  ns.map((n) => ({title: n.title, body: n.body, tag: n.tag, url: n.data.url})))"""
-        )
+        ).json_value()
         assert shown == {
             "title": "Your move — Dotfight",
             "body": "Blue is ready. Arrange your soldiers.",
