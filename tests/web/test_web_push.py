@@ -119,24 +119,41 @@ def test_red_is_told_when_blue_has_moved_and_the_notification_opens_the_page(
         cdp = red.cdp
         registrations: list[dict[str, Any]] = []
         cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
+        versions: list[Any] = []
+        cdp.on("ServiceWorker.workerVersionUpdated", lambda e: versions.extend(e["versions"]))
         cdp.send("ServiceWorker.enable")
         red.page.wait_for_function("navigator.serviceWorker.ready.then(() => true)")
         red.page.wait_for_timeout(200)
         [registration] = [r for r in registrations if not r.get("isDeleted")]
-        cdp.send(
-            "ServiceWorker.deliverPushMessage",
-            {
-                "origin": push_server,
-                "registrationId": registration["registrationId"],
-                "data": json.dumps(message),
-            },
+        # Read until it is there, the whole list each time. Headless Chromium now and then drops a push
+        # handed in over CDP (the worker running and activated, no error, no notification: about one run
+        # in four here); a push service would deliver it again, so the test hands it in again.
+        notes: list[dict[str, Any]] = []
+        for _ in range(4):
+            cdp.send(
+                "ServiceWorker.deliverPushMessage",
+                {
+                    "origin": push_server,
+                    "registrationId": registration["registrationId"],
+                    "data": json.dumps(message),
+                },
+            )
+            for _ in range(30):
+                notes = red.page.evaluate(
+                    """navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) =>
+                         ns.map((n) => ({title: n.title, body: n.body, tag: n.tag, url: n.data.url})))"""
+                )
+                if notes:
+                    break
+                red.page.wait_for_timeout(100)
+            if notes:
+                break
+        assert notes, (
+            registrations,
+            red.errors,
+            [(v["runningStatus"], v["status"], v["scriptURL"]) for v in versions],
         )
-        # Waited for and read in one step: a second look could miss a notification the first one saw.
-        [shown] = red.page.wait_for_function(
-            """navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) =>
-                 ns.length === 1 &&
-                 ns.map((n) => ({title: n.title, body: n.body, tag: n.tag, url: n.data.url})))"""
-        ).json_value()
+        [shown] = notes
         assert shown == {
             "title": "Your move — Dotfight",
             "body": "Blue is ready. Arrange your soldiers.",
