@@ -127,7 +127,9 @@ def test_red_is_told_when_blue_has_moved_and_the_notification_opens_the_page(
         [registration] = [r for r in registrations if not r.get("isDeleted")]
         # Read until it is there, the whole list each time. Headless Chromium now and then drops a push
         # handed in over CDP (the worker running and activated, no error, no notification: about one run
-        # in four here); a push service would deliver it again, so the test hands it in again.
+        # in four here; the second hand-in showed it each time), so the test hands it in again. Whether
+        # a push from a real push service can be dropped this way is not known; the service worker's
+        # code has no path that returns without showing it for a page that is not open.
         notes: list[dict[str, Any]] = []
         for _ in range(4):
             cdp.send(
