@@ -55,9 +55,10 @@ from websockets.asyncio.client import ClientConnection, connect
 
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dotfight.engine import RuleSet, apply, new_page, turn_options
+from dotfight.engine import apply, turn_options
 from dotfight.server.hub import compact_json
 from dotfight.server.page_view import events_on_the_wire
+from tests.support.pages import SETUP_MOVES, engine_page_ready_to_play
 from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
 
 T = TypeVar("T")
@@ -267,11 +268,7 @@ async def create_pages(base: str, count: int) -> list[Page]:
             created = (await client.post("/api/pages", json={"preset": "quick", "mode": "live"})).json()
             page_id, seats = created["id"], created["seats"]
             version = 0
-            for side, action in (
-                ("blue", {"type": "quick_setup"}),
-                ("blue", {"type": "ready"}),
-                ("red", {"type": "ready"}),
-            ):
+            for side, action in SETUP_MOVES:
                 response = await client.post(
                     f"/api/pages/{page_id}/actions",
                     json={"action": action, "version": version},
@@ -440,13 +437,7 @@ def floor_template(path: Path) -> None:
     """Writes the floor app's template: a quick page ready to play (with its turn options, as Dotfight's
     snapshot has them) and a soft snipe's events by each side as Dotfight sends them (the last turn event
     carrying the options of the opponent's turn), so the floor sends frames of Dotfight's own sizes."""
-    state = new_page(RuleSet.preset("quick"), seed=1)
-    for side, action in (
-        ("blue", {"type": "quick_setup"}),
-        ("blue", {"type": "ready"}),
-        ("red", {"type": "ready"}),
-    ):
-        state, _ = apply(state, side, action)
+    state = engine_page_ready_to_play()
     snapshot = {
         **state.snapshot(), "mode": "live", "seed_sha256": "0" * 64, "seed": None, "bot": None,
         "options": turn_options(state),
@@ -557,20 +548,8 @@ class BaselineServer(ServerProcess):
             workdir / "server.log",
             extra_args=["--no-access-log"],
             extra_env={**BENCH_ENV, "PYTHONPATH": str(tree)},
+            cwd=tree,
         )
-        self.tree = tree
-
-    def launch(self) -> None:
-        env = {**os.environ, **self.extra_env}
-        command = [
-            sys.executable, "-m", "dotfight.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-            "--database-url", self.database_url, *self.extra_args,
-        ]  # fmt: skip
-        with self.log_path.open("ab") as log:
-            # `-m` puts the working directory first on the path: the tree's own package is the one run.
-            self.process = subprocess.Popen(
-                command, cwd=self.tree, env=env, stdout=log, stderr=subprocess.STDOUT
-            )
 
 
 def raise_open_files_limit() -> None:

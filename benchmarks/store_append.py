@@ -46,11 +46,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dotfight.engine import RuleSet, apply, new_page
+from dotfight.engine import RuleSet, apply
 from dotfight.store import appends
 from dotfight.store.database import make_engine, make_session_factory
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import Base
+from tests.support.pages import engine_page_ready_to_play
 
 CACHE_EVERY = 8
 SOFT_PULL = 40.0
@@ -58,13 +59,7 @@ SOFT_PULL = 40.0
 
 def played(moves: int) -> list[tuple[str, dict[str, Any], list[dict[str, Any]], dict[str, Any]]]:
     """A quick page's soft snipes: (side, action, events, state JSON after) for `moves` moves."""
-    state = new_page(RuleSet.preset("quick"), seed=1)
-    for side, action in (
-        ("blue", {"type": "quick_setup"}),
-        ("blue", {"type": "ready"}),
-        ("red", {"type": "ready"}),
-    ):
-        state, _ = apply(state, side, action)
+    state = engine_page_ready_to_play()
     ids = {
         side: [s["id"] for s in state.snapshot()["soldiers"] if s["side"] == side] for side in ("blue", "red")
     }

@@ -51,6 +51,7 @@ class ServerProcess:
         start_timeout_s: float = 30.0,
         http_timeout_s: float = 10.0,
         memory_limit_bytes: int | None = None,
+        cwd: Path = REPO_ROOT,
     ) -> None:
         self.database_url = database_url
         self.log_path = log_path
@@ -60,6 +61,8 @@ class ServerProcess:
         # A cap on the process's address space (RLIMIT_AS), so a regression in a hostile test fails
         # the test with a MemoryError instead of taking the machine down.
         self.memory_limit_bytes = memory_limit_bytes
+        # `-m` puts the working directory first on the path: the package found there is the one run.
+        self.cwd = cwd
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         # One client for all requests: a fresh httpx client per request costs ~20 ms of set-up.
@@ -107,7 +110,7 @@ class ServerProcess:
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 command,
-                cwd=REPO_ROOT,
+                cwd=self.cwd,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -9,14 +9,11 @@ import random
 from typing import Any
 
 from dotfight.engine import RuleSet, State, apply, new_page, turn_options
+from tests.support.pages import SETUP_MOVES
 
 Move = tuple[str, dict[str, Any]]
 KINDS = ("bonus", "link", "send")
-SETUP: list[Move] = [
-    ("blue", {"type": "quick_setup"}),
-    ("blue", {"type": "ready"}),
-    ("red", {"type": "ready"}),
-]
+SETUP: list[Move] = list(SETUP_MOVES)
 
 
 def kept_turn(after: State, events: list[dict[str, Any]], action: dict[str, Any]) -> str | None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.pages import SETUP_MOVES
+
 
 class Phone:
     """One browser page of the app, driven like a finger on a phone."""
@@ -177,7 +179,7 @@ def flick_path(
 
 
 # The setup of a page ready to flick, as (side, action): blue's quick setup, then both sides ready.
-SETUP = [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
+SETUP = list(SETUP_MOVES)
 
 
 def make_page(base: str, body: dict[str, Any], actions: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
