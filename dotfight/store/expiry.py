@@ -12,7 +12,15 @@ from datetime import datetime
 from sqlalchemy import DateTime, Index, String, delete, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from dotfight.store.models import ActionRow, Base, PageRow, PageStateRow, SeatRow, utc_now
+from dotfight.store.models import (
+    ActionRow,
+    Base,
+    PageRow,
+    PageStateRow,
+    PushSubscriptionRow,
+    SeatRow,
+    utc_now,
+)
 
 # The engine's phases before play: drawing bases, then placing soldiers.
 SETUP_PHASES = ("bases", "positioning")
@@ -52,6 +60,9 @@ def expire_idle_setup_pages(session: Session, idle_since: datetime, limit: int =
         return []
     now = utc_now()
     session.add_all(ExpiredPageRow(id=page_id, expired_at=now) for page_id in page_ids)
+    # Every row that hangs on the page goes with it: the foreign keys are enforced, so one left behind
+    # (a seat's push subscription) would fail the whole batch, sweep after sweep.
+    session.execute(delete(PushSubscriptionRow).where(PushSubscriptionRow.page_id.in_(page_ids)))
     session.execute(delete(ActionRow).where(ActionRow.page_id.in_(page_ids)))
     session.execute(delete(SeatRow).where(SeatRow.page_id.in_(page_ids)))
     session.execute(delete(PageStateRow).where(PageStateRow.page_id.in_(page_ids)))
