@@ -1,8 +1,10 @@
-"""How hard Dawood-bot thinks: the three strengths differ in depth of search, never in policy.
+"""How hard Dawood-bot thinks: the three strengths differ in depth of search and steadiness of hand,
+never in policy.
 
-Every strength weighs the same things the same way (`evaluate`); they differ in how many candidate
-flicks they draw up, how many they play through the engine, how much luck they sample for each, and in
-the human-sized slips of the easy bot (noise on its judgement of each flick, an unsteady hand).
+Every strength weighs the same things the same way (`evaluate`) and plays the same tactics; they differ
+in how many candidate flicks they draw up, how many they play through the engine, how much luck they
+sample for each, and in a person's slips: easy misjudges each flick a little (noise) and has an unsteady
+hand, normal's hand wobbles slightly, hard's is steady.
 """
 
 from __future__ import annotations
@@ -32,16 +34,17 @@ class Strength:
         return total
 
 
-# In lab play one sample of luck per candidate is a coin toss between the few best forecasts, while two
-# or more tell a sure flick from a lucky one; past about two samples on the first round and a few halvings
-# the judgement, not the search, decides. Easy takes the flick that looks best at a glance (its forecast,
-# misjudged by a slip, flicked with an unsteady hand) and only checks it against stopping; normal tries
-# four on one sample and halves twice; hard tries twelve on two samples and halves three times. Normal,
-# the bot the rule numbers are calibrated with, has a steady hand (its 0.02 rad wobble was an invented
-# slip that lengthened pages; issue 8). With this judgement hard does not beat normal (docs/BOT.md).
+# In lab play the search's depth alone hardly separates two strengths: with a shared judgement and dice
+# deciding most of a page, hard searching wider (24 pairs, 12 wide), or the same four candidates on two to
+# eight times normal's samples of luck, won 43-57 % of Quick pages against normal (60 pages each,
+# docs/BOT.md). What separates them is the hand: normal flicks with a person's small wobble
+# (0.0125 rad, 4 units at 300), hard flicks exactly where it aims, and hard samples four times normal's
+# luck on the same candidates (the wider field played worse: more noisy estimates to take the best of).
+# Easy takes the flick that looks best at a glance (its forecast, misjudged by a slip, flicked with an
+# unsteadier hand) and only checks it against stopping.
 _EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4, wobble=0.04)
-_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2)
-_HARD = Strength("hard", pairs=24, width=12, first=2, rounds=3)
+_NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2, wobble=0.0125)
+_HARD = Strength("hard", pairs=8, width=4, first=4, rounds=2)
 
 STRENGTHS: dict[str, Strength] = {s.name: s for s in (_EASY, _NORMAL, _HARD)}
 

@@ -76,11 +76,11 @@ def wild_spread(rules: RuleSet, t: float) -> float:
     """Returns the launch spread of a flick of power t (before steadiness):
     `σ = wildness_soft + (wildness − wildness_soft) × t^wildness_curve`.
 
-    >>> rules = RuleSet.preset("classic")  # wildness 0.07 radians, curve 3, no spread at the softest power
+    >>> rules = RuleSet.preset("classic")  # wildness 0.06 radians, curve 3, no spread at the softest power
     >>> wild_spread(rules, 1.0), wild_spread(rules, 0.5), wild_spread(rules, 0.0)
-    (0.07, 0.00875, 0.0)
+    (0.06, 0.0075, 0.0)
     >>> wild_spread(rules.replace(wildness_soft=0.03, wildness_curve=1), 0.5)
-    0.05
+    0.045
     """
     shape = math.pow(t, rules.wildness_curve)
     if shape >= 1.0:

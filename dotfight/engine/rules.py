@@ -107,7 +107,7 @@ class RuleSet:
     reach_curve: float = 2.0
     # §4 calibrated by the lab (docs/RULES-NOTES.md, "Calibration"; RULES.md's provisional 0.10 and 2):
     # the spread of a full-power flick, the spread at the softest power, and its curve
-    wildness: float = 0.07
+    wildness: float = 0.06
     wildness_soft: float = 0.0
     wildness_curve: float = 3.0
     # §5 snipe

@@ -56,15 +56,14 @@ def off_the_band(figures: dict[str, Any], names: tuple[str, ...], preset: str) -
     return outside
 
 
-# Measured at the commit that set the presets (docs/RULES-NOTES.md, "Calibration"): four of five Quick
-# figures inside, the risk ratio 0.631 [0.599, 0.663] over the band's top (0.60); 5 x 10 at 44.2 turns
-# [42.1, 46.3] over 43.2. Strict: once the figures land inside, the marks must go.
-QUICK_GAP = "risk ratio 0.631 over the band's 0.60 with the frozen bot (RULES-NOTES, Calibration)"
-DAWOOD_GAP = "5 x 10 at 44.2 turns over the band's 43.2 (RULES-NOTES, Calibration)"
+# Measured at the commit that set the presets (docs/RULES-NOTES.md, "Calibration"): every Quick figure
+# inside (risk ratio 0.516, walls 1.267, longest turn 6.84, lunge share 0.765, 25.8 turns); 5 x 10 at
+# 47.0 turns [45.0, 49.1] over the band's 43.2, which no calibratable number brings in with Quick kept
+# inside (Quick wins, as the issue asks). Strict: once 5 x 10 lands inside, the mark must go.
+DAWOOD_GAP = "5 x 10 at 47.0 turns over the band's 43.2; Quick wins (RULES-NOTES, Calibration)"
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason=QUICK_GAP, strict=True)
 def test_normal_against_normal_on_quick_lands_in_the_books_band(request: pytest.FixtureRequest) -> None:
     if not asked_for_slow(request.config):
         pytest.skip("slow: the calibration runs with `-m slow`")

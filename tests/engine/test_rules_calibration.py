@@ -52,7 +52,7 @@ def test_every_preset_holds_the_labs_calibration() -> None:
     # docs/RULES-NOTES.md, "Calibration": the same four numbers for Quick, Classic, Dawood and Custom.
     for rules in PRESETS.values():
         assert (rules.wildness, rules.wildness_soft, rules.wildness_curve, rules.shake_sigmas) == (
-            0.07,
+            0.06,
             0.0,
             3.0,
             3.0,
