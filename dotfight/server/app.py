@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
 
 import dotfight
+from dotfight.server import collector
 from dotfight.server.bot_runner import BotRunner, load_bot_pool
 from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # schemas made it a stall of every socket for hundreds of milliseconds (issue 12).
         gc.collect()
         gc.freeze()
+        collector.pace_for_a_server()
         try:
             yield
         finally:

@@ -6,12 +6,15 @@ flushed once for many actions and throughput follows the load instead of the dis
 write still commits before anyone hears of it, and a write never waits for another page's lock.
 
 A job is a `prepare(session)` callable that checks what it must, then writes, and returns its result with
-an optional hook to run after the commit (e.g. updating an in-memory cache). Jobs only touch the
-database: the engine's work is done before a job is queued (master.py), so one page's expensive move
-never holds up another page's write. A job that refuses (raises ApiError) must do so before writing
-anything; it is answered with its error and the others go on. If the commit fails on a constraint (e.g.
-another worker process took a version), the batch is rolled back and each job is run again in a
-transaction of its own.
+an optional hook to run after the commit (e.g. updating an in-memory cache). Jobs of one kind may also
+be written together: the appends of play side by side in a batch go to the store's `together` function
+at once (one executemany per statement); if that finds a row that does not match, the transaction is
+rolled back and the batch runs again job by job, so the one refused is found and the others go on.
+Jobs only touch the database: the engine's work is done before a job is queued (pages/authority.py),
+so one page's expensive move never holds up another page's write. A job that refuses (raises ApiError
+or JobRefused) must do so before writing anything; it is answered with its error and the others go on.
+If the commit fails on a constraint (e.g. another worker process took a version), the batch is rolled
+back and each job is run again in a transaction of its own.
 
 Each job names the row it locks first (its `order`: the page id), and a batch runs its jobs sorted by
 it: two processes (or a process and a person's tool) writing several pages at once then lock their rows
@@ -31,7 +34,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
@@ -44,7 +47,7 @@ from dotfight.store.database import (
     begin_write,
     is_database_trouble,
 )
-from dotfight.store.records import JobRefused
+from dotfight.store.records import Answer, JobRefused
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +61,62 @@ WriteCheck = Callable[[], str | None]
 MAX_BATCH = 64
 
 
+# Writes jobs of one kind (beside each other in a batch) in one go, answering each as it would alone;
+# None when they cannot be written together (the transaction is rolled back, each is then run alone).
+Together = Callable[[Session, Sequence[Prepare[Any]]], list[tuple[Any, AfterCommit]] | None]
+
+
+class _NotTogether(Exception):
+    """Jobs written together found they could not be (a row did not match): the batch is rolled back."""
+
+
 class _Job(Generic[T]):
-    def __init__(self, prepare: Prepare[T], future: Future[T], deadline: float, order: str) -> None:
+    __slots__ = ("deadline", "future", "order", "prepare", "together")
+
+    def __init__(
+        self, prepare: Prepare[T], future: Answer[T], deadline: float, order: str, together: Together | None
+    ) -> None:
         self.prepare = prepare
         self.future = future
         self.deadline = deadline
         self.order = order
+        self.together = together
+
+
+def _runs(batch: list[_Job[Any]]) -> Iterator[list[_Job[Any]]]:
+    """The batch in order, cut into runs of jobs written together (consecutive, the same `together`)
+    and single jobs."""
+    run: list[_Job[Any]] = []
+    for job in batch:
+        if run and (job.together is None or job.together is not run[0].together):
+            yield run
+            run = []
+        run.append(job)
+    if run:
+        yield run
+
+
+_Outcome = tuple[_Job[Any], Any, AfterCommit, ApiError | JobRefused | None]
+
+
+def _prepared(session: Session, run: list[_Job[Any]]) -> list[_Outcome]:
+    """Runs one job, or a run of jobs written together, in the batch's transaction."""
+    if len(run) > 1:
+        together = run[0].together
+        assert together is not None
+        results = together(session, [job.prepare for job in run])
+        if results is None:
+            raise _NotTogether()
+        return [
+            (job, result, after_commit, None)
+            for job, (result, after_commit) in zip(run, results, strict=True)
+        ]
+    job = run[0]
+    try:
+        result, after_commit = job.prepare(session)
+    except (ApiError, JobRefused) as refusal:
+        return [(job, None, None, refusal)]
+    return [(job, result, after_commit, None)]
 
 
 class BatchWriter:
@@ -88,10 +141,14 @@ class BatchWriter:
         self.submit(prepare, future, order)
         return await asyncio.wrap_future(future)
 
-    def submit(self, prepare: Prepare[T], future: Future[T], order: str = "") -> None:
-        """Queues one job from any thread; `future` gets its result once it is committed. `order` names
-        the row the job locks first (a page id): a batch runs its jobs in that order."""
-        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s, order))
+    def submit(
+        self, prepare: Prepare[T], future: Answer[T], order: str = "", together: Together | None = None, /
+    ) -> None:
+        """Queues one job from any thread; `future` (a Future, or any `Answer`) gets its result once it is
+        committed. `order` names the row the job locks first (a page id): a batch runs its jobs in that
+        order. `together` writes the jobs given the same one that sit side by side in a batch in one go
+        (the appends of play: one executemany per statement)."""
+        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s, order, together))
 
     def close(self) -> None:
         """Finishes the jobs already submitted, then stops the thread."""
@@ -137,22 +194,22 @@ class BatchWriter:
                 job.future.set_exception(DatabaseUnavailable(reason))
         return ready
 
-    def _write(self, batch: list[_Job[Any]]) -> None:
+    def _write(self, batch: list[_Job[Any]], together: bool = True) -> None:
         batch = self._ready(batch)
         if not batch:
             return
         wait_s = min(job.deadline for job in batch) - time.monotonic()
-        outcomes: list[tuple[_Job[Any], Any, AfterCommit, ApiError | JobRefused | None]] = []
+        outcomes: list[_Outcome] = []
         try:
             with self._sessions() as session, session.begin():
                 begin_write(session, wait_s)
-                for job in batch:
-                    try:
-                        result, after_commit = job.prepare(session)
-                    except (ApiError, JobRefused) as refusal:
-                        outcomes.append((job, None, None, refusal))
-                        continue
-                    outcomes.append((job, result, after_commit, None))
+                for run in _runs(batch) if together else ([job] for job in batch):
+                    outcomes.extend(_prepared(session, run))
+        except _NotTogether:
+            # Rolled back: the same jobs one by one in a transaction, where the one that cannot be
+            # written refuses alone and the others go on.
+            self._write(batch, together=False)
+            return
         except Exception as error:
             if len(batch) == 1 or is_database_trouble(error):
                 # Locked, gone or unreachable: every job would meet the same; none was written.

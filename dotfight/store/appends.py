@@ -7,10 +7,14 @@ plain parameters, and no object is made, tracked or flushed. Nothing is read fir
 UPDATE (the page still at the version the engine checked, and the move_id not in its log yet — an index
 probe inside the database) is the guard, and the log's unique constraints on (page, version) and (page,
 move_id) the backstop (a write that breaks one is rolled back whole).
+
+A group commit's actions are written with one `executemany` per statement (`move_on_many`): the same
+two statements, with one set of parameters per action, so SQLAlchemy prepares each once per commit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -103,6 +107,28 @@ def move_on(
     if moved.rowcount != 1:
         return False
     connection.execute(LOG, {**entry, "page_id": page_id, "created_at": now})
+    return True
+
+
+def move_on_many(
+    connection: Connection, moves: Sequence[tuple[str, int, dict[str, Any], dict[str, Any]]], now: datetime
+) -> bool:
+    """Moves on several pages at once, each as `move_on` does (`moves`: page id, expected version, summary,
+    entry), with one UPDATE and one INSERT executed for all of them. Returns False when not every page
+    row matched (one was moved on, or a move_id is logged already): some rows may then be updated, so
+    the caller rolls the transaction back and writes the moves one by one to find which one failed."""
+    moved = connection.execute(
+        MOVE_ON_NEW_MOVE,
+        [
+            move_on_parameters(page_id, expected, summary, entry["move_id"], now)
+            for page_id, expected, summary, entry in moves
+        ],
+    )
+    if moved.rowcount != len(moves):
+        return False
+    connection.execute(
+        LOG, [{**entry, "page_id": page_id, "created_at": now} for page_id, _, _, entry in moves]
+    )
     return True
 
 

@@ -11,10 +11,12 @@ from concurrent.futures import Future
 
 from dotfight.store.records import (
     Appended,
+    AppendsAnsweredByFuture,
     Checkpoint,
     LogEntry,
     NoSuchPage,
     PageRecord,
+    Reply,
     SeatRecord,
     StoredPage,
     VersionMoved,
@@ -31,7 +33,7 @@ class _Page:
         self.moves: dict[str, LogEntry] = {}
 
 
-class MemoryPageStore:
+class MemoryPageStore(AppendsAnsweredByFuture):
     """Pages in memory, safe to share between threads.
 
     >>> from dataclasses import replace
@@ -106,28 +108,37 @@ class MemoryPageStore:
         with self._lock:
             return list(self._page(page_id).seats)
 
-    def append(
-        self, page_id: str, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
-    ) -> Future[Appended]:
-        """Appends at `expected_version` (answered at once: memory is as durable as it gets here)."""
-        future: Future[Appended] = Future()
+    def append_then(
+        self,
+        page_id: str,
+        expected_version: int,
+        entry: LogEntry,
+        checkpoint: Checkpoint,
+        reply: Reply[Appended],
+    ) -> None:
+        """The same as `append`, its outcome handed to `reply` at once (on the calling thread)."""
         with self._lock:
             try:
                 page = self._page(page_id)
             except NoSuchPage:
-                future.set_exception(VersionMoved(page_id))  # as the conditional UPDATE finds no row
-                return future
-            first = page.moves.get(entry.move_id) if entry.move_id is not None else None
-            if first is not None:
-                future.set_result(Appended(first, duplicate=True))
-            elif page.row.version != expected_version or entry.version != expected_version + 1:
-                future.set_exception(VersionMoved(page_id))
+                outcome: Appended | BaseException = VersionMoved(page_id)  # as the UPDATE finds no row
             else:
-                page.log.append(entry)
-                if entry.move_id is not None:
-                    page.moves[entry.move_id] = entry
-                page.row = checkpoint
-                if checkpoint.state is not None:
-                    page.saved = checkpoint
-                future.set_result(Appended(entry))
-        return future
+                outcome = self._appended(page, expected_version, entry, checkpoint)
+        reply(outcome)
+
+    @staticmethod
+    def _appended(
+        page: _Page, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
+    ) -> Appended | VersionMoved:
+        first = page.moves.get(entry.move_id) if entry.move_id is not None else None
+        if first is not None:
+            return Appended(first, duplicate=True)
+        if page.row.version != expected_version or entry.version != expected_version + 1:
+            return VersionMoved(page.record.id)
+        page.log.append(entry)
+        if entry.move_id is not None:
+            page.moves[entry.move_id] = entry
+        page.row = checkpoint
+        if checkpoint.state is not None:
+            page.saved = checkpoint
+        return Appended(entry)

@@ -14,16 +14,28 @@ This module imports no SQLAlchemy (nor anything of ours): the authority imports 
   processes can never both write one version;
 - a `move_id` already in the page's log is answered with that entry (`Appended.duplicate`) and nothing
   is written: a retried move has one answer, wherever it lands;
-- its future is answered only once the entry is durable (committed), never before.
+- it is answered only once the entry is durable (committed), never before.
+
+`append_then` is the same write answered by calling a function (on the writer's thread) instead of
+through a `Future`: the hot path of play, where the caller hands the answer on to its event loop itself
+and a `Future` per action (a lock and a condition each) would only cost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import Future
+import contextlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
+
+# Told a write's outcome once it is durable or refused: its result, or the error (on the writer's thread).
+Reply = Callable[[T | BaseException], None]
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,71 @@ class VersionMoved(JobRefused):
     """Another writer moved the page on past `expected_version`; nothing was written."""
 
 
+class Answer(Protocol[T_contra]):
+    """Where a write's outcome goes: a `concurrent.futures.Future`, or a `Replied` function."""
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """Tells whether the write is still wanted (False: its caller gave up before it started)."""
+        ...
+
+    def set_result(self, result: T_contra) -> None:
+        """Hands over the result of a committed write."""
+        ...
+
+    def set_exception(self, exception: BaseException) -> None:
+        """Hands over why the write failed or was refused."""
+        ...
+
+
+class Replied(Generic[T]):
+    """A write's outcome handed straight to a function, as an `Answer`: no lock, no condition, nobody
+    waiting on it (the function passes it on).
+
+    >>> told = []
+    >>> answer = Replied(told.append)
+    >>> answer.set_running_or_notify_cancel(), answer.set_result(1), answer.set_exception(KeyError("x"))
+    (True, None, None)
+    >>> told
+    [1, KeyError('x')]
+    """
+
+    __slots__ = ("reply",)
+
+    def __init__(self, reply: Reply[T]) -> None:
+        self.reply = reply
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """Always wanted: whoever gave the function decides what a late answer means."""
+        return True
+
+    def set_result(self, result: T) -> None:
+        """Calls the function with the result."""
+        self.reply(result)
+
+    def set_exception(self, exception: BaseException) -> None:
+        """Calls the function with the error."""
+        self.reply(exception)
+
+
+def future_of(start: Callable[[Reply[T]], None]) -> Future[T]:
+    """Starts a write that answers a function (`start(reply)`) and returns a Future of its outcome.
+
+    >>> future_of(lambda reply: reply(7)).result()
+    7
+    """
+    future: Future[T] = Future()
+
+    def reply(outcome: T | BaseException) -> None:
+        with contextlib.suppress(InvalidStateError):  # its caller may have cancelled it meanwhile
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    start(reply)
+    return future
+
+
 class PageStore(Protocol):
     """Where pages live. Reads are plain calls (the authority makes them off its event loop); writes
     answer a future once durable."""
@@ -145,6 +222,38 @@ class PageStore(Protocol):
         """Appends `entry` and moves the page row to `checkpoint`, if the page is still at
         `expected_version` (else the future raises VersionMoved); answered once committed."""
         ...
+
+    def append_then(
+        self,
+        page_id: str,
+        expected_version: int,
+        entry: LogEntry,
+        checkpoint: Checkpoint,
+        reply: Reply[Appended],
+    ) -> None:
+        """The same as `append`, its outcome handed to `reply` (on the writer's thread, or at once)."""
+        ...
+
+
+class AppendsAnsweredByFuture:
+    """Gives a store the protocol's `append` (a Future) from its `append_then` (a reply function)."""
+
+    def append(
+        self, page_id: str, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
+    ) -> Future[Appended]:
+        """Appends `entry` at `expected_version` (PageStore.append); the Future answers once committed."""
+        return future_of(partial(self.append_then, page_id, expected_version, entry, checkpoint))
+
+    def append_then(
+        self,
+        page_id: str,
+        expected_version: int,
+        entry: LogEntry,
+        checkpoint: Checkpoint,
+        reply: Reply[Appended],
+    ) -> None:
+        """The store's own write, its outcome handed to `reply`."""
+        raise NotImplementedError
 
 
 class StoreUnavailable(Exception):

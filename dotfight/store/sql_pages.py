@@ -11,15 +11,17 @@ row, or the log's unique constraint) is `VersionMoved`; a database that cannot b
 An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
 that also checks the move_id is not logged yet (the database decides, in the same statement, from the
 log's unique (page, move_id) index — nothing is read first and no move id needs remembering), then the
-INSERT; the move_id is read apart only when the UPDATE matched nothing.
+INSERT; the move_id is read apart only when the UPDATE matched nothing. The appends waiting side by
+side in a group commit are written with one executemany of each statement; when their UPDATE matches
+fewer rows than it has actions, the writer rolls back and writes them one by one, finding the loser.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, InvalidStateError
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -28,23 +30,43 @@ from dotfight.store import appends, expiry, repository
 from dotfight.store.database import DatabaseUnavailable, is_database_trouble
 from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow, utc_now
 from dotfight.store.records import (
+    Answer,
     Appended,
+    AppendsAnsweredByFuture,
     Checkpoint,
     LogEntry,
     NoSuchPage,
     PageRecord,
+    Replied,
+    Reply,
     SeatRecord,
     StoredPage,
     StoreUnavailable,
     VersionMoved,
+    future_of,
 )
 
 T = TypeVar("T")
 # A writer job: does its database work on the writer's session, returns its result and an optional
 # hook run after the commit.
-Job = Callable[[Session], tuple[T, Callable[[], None] | None]]
-# Queues a job (from any thread): (job, future answered after the commit, the page it locks first).
-Submit = Callable[[Job[Any], "Future[Any]", str], None]
+AfterCommit = Callable[[], None] | None
+Job = Callable[[Session], tuple[T, AfterCommit]]
+# Writes several jobs of one kind in one go, answering each as it would alone; None: they cannot be
+# written together (the writer rolls back and writes them one by one).
+Together = Callable[[Session, Sequence[Job[Any]]], "list[tuple[Any, AfterCommit]] | None"]
+
+
+class Submit(Protocol):
+    """Queues a job (from any thread): the job, where its outcome goes once committed, the page it locks
+    first, and optionally how to write it with the jobs of the same kind beside it in the batch."""
+
+    def __call__(
+        self, job: Job[Any], answer: Answer[Any], order: str, together: Together | None = None, /
+    ) -> None:
+        """Queues the job."""
+        ...
+
+
 # Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (session, page, version).
 InTransaction = Callable[[Session, str, int], None]
 
@@ -108,7 +130,16 @@ def _translated(error: BaseException) -> BaseException:
     return error
 
 
-class SqlPageStore:
+def _translating(reply: Reply[T]) -> Reply[T]:
+    """The reply given the database's errors in the protocol's terms."""
+
+    def translated(outcome: T | BaseException) -> None:
+        reply(_translated(outcome) if isinstance(outcome, BaseException) else outcome)
+
+    return translated
+
+
+class SqlPageStore(AppendsAnsweredByFuture):
     """Pages in the database (SQLite or PostgreSQL)."""
 
     def __init__(
@@ -123,20 +154,7 @@ class SqlPageStore:
 
     def _write(self, job: Job[T], order: str) -> Future[T]:
         """Queues a writer job; its future's database errors come back in the protocol's terms."""
-        inner: Future[T] = Future()
-        outer: Future[T] = Future()
-
-        def settle(done: Future[T]) -> None:
-            with contextlib.suppress(InvalidStateError):  # the outer future's caller may have gone
-                error = done.exception()
-                if error is not None:
-                    outer.set_exception(_translated(error))
-                else:
-                    outer.set_result(done.result())
-
-        inner.add_done_callback(settle)
-        self._submit(job, inner, order)
-        return outer
+        return future_of(lambda reply: self._submit(job, Replied(_translating(reply)), order))
 
     def create(self, record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]) -> Future[None]:
         """Stores a new page with its seats (committed by the writer)."""
@@ -208,34 +226,89 @@ class SqlPageStore:
             rows = repository.page_seats(session, page_id)
             return [SeatRecord(token_hash=row.token_hash, side=row.side, kind=row.kind) for row in rows]
 
-    def append(
-        self, page_id: str, expected_version: int, entry: LogEntry, checkpoint: Checkpoint
-    ) -> Future[Appended]:
-        """Queues the write of one action (see the protocol); the writer commits it with its batch."""
+    def append_then(
+        self,
+        page_id: str,
+        expected_version: int,
+        entry: LogEntry,
+        checkpoint: Checkpoint,
+        reply: Reply[Appended],
+    ) -> None:
+        """Queues the write of one action, its outcome handed to `reply` on the writer's thread once
+        committed (or refused): no Future on the way, so an action costs no lock or condition here."""
+        job = _Append(self, page_id, expected_version, entry, checkpoint)
+        self._submit(job, Replied(_translating(reply)), page_id, _appended_together)
 
-        def write(session: Session) -> tuple[Appended, None]:
-            now = utc_now()
-            logged_entry = {
-                "version": entry.version,
-                "side": entry.side,
-                "action": entry.action,
-                "events": entry.events,
-                "move_id": entry.move_id,
-            }
-            connection = session.connection()
-            if not appends.move_on(
-                connection, page_id, expected_version, summary_of(checkpoint), logged_entry, now
-            ):
-                # Asked inside the write's transaction: the first answer to a move_id is the only one.
-                if entry.move_id is not None:
-                    logged = repository.action_by_move_id(session, page_id, entry.move_id)
-                    if logged is not None:
-                        return Appended(entry_of(logged), duplicate=True), None
-                raise VersionMoved(page_id)  # nothing was written
-            if checkpoint.state is not None:
-                appends.save_state(connection, page_id, checkpoint.version, checkpoint.state)
-            if self.in_transaction is not None:
-                self.in_transaction(session, page_id, entry.version)
-            return Appended(entry), None
 
-        return self._write(write, page_id)
+class _Append:
+    """One action's write, as a writer job: alone (called with the writer's session), or with the other
+    actions of its group commit (`_appended_together`: one executemany per statement)."""
+
+    __slots__ = ("checkpoint", "entry", "expected_version", "page_id", "store")
+
+    def __init__(
+        self,
+        store: SqlPageStore,
+        page_id: str,
+        expected_version: int,
+        entry: LogEntry,
+        checkpoint: Checkpoint,
+    ) -> None:
+        self.store = store
+        self.page_id = page_id
+        self.expected_version = expected_version
+        self.entry = entry
+        self.checkpoint = checkpoint
+
+    def logged_entry(self) -> dict[str, Any]:
+        """The log row's columns of the entry (the page and the time are added by the statement's caller)."""
+        entry = self.entry
+        return {
+            "version": entry.version,
+            "side": entry.side,
+            "action": entry.action,
+            "events": entry.events,
+            "move_id": entry.move_id,
+        }
+
+    def __call__(self, session: Session) -> tuple[Appended, None]:
+        page_id, entry = self.page_id, self.entry
+        connection = session.connection()
+        summary = summary_of(self.checkpoint)
+        if not appends.move_on(
+            connection, page_id, self.expected_version, summary, self.logged_entry(), utc_now()
+        ):
+            # Asked inside the write's transaction: the first answer to a move_id is the only one.
+            if entry.move_id is not None:
+                logged = repository.action_by_move_id(session, page_id, entry.move_id)
+                if logged is not None:
+                    return Appended(entry_of(logged), duplicate=True), None
+            raise VersionMoved(page_id)  # nothing was written
+        self.after_move_on(session)
+        return Appended(entry), None
+
+    def after_move_on(self, session: Session) -> None:
+        """The rest of the write once the page row moved on: the checkpoint when it carries the private
+        state, and the hook run in each action's transaction (PostgreSQL's NOTIFY)."""
+        checkpoint = self.checkpoint
+        if checkpoint.state is not None:
+            appends.save_state(session.connection(), self.page_id, checkpoint.version, checkpoint.state)
+        if self.store.in_transaction is not None:
+            self.store.in_transaction(session, self.page_id, self.entry.version)
+
+
+def _appended_together(session: Session, jobs: Sequence[Job[Any]]) -> list[tuple[Any, AfterCommit]] | None:
+    """Writes the actions of a group commit with one UPDATE and one INSERT executed for all (the
+    writer's `together`); None when a page row did not match (the writer then rolls back and writes
+    them one by one, which finds the page moved on or the move_id logged)."""
+    appending = [job for job in jobs if isinstance(job, _Append)]
+    assert len(appending) == len(jobs), "only appends are written together"
+    moves = [
+        (job.page_id, job.expected_version, summary_of(job.checkpoint), job.logged_entry())
+        for job in appending
+    ]
+    if not appends.move_on_many(session.connection(), moves, utc_now()):
+        return None
+    for job in appending:
+        job.after_move_on(session)
+    return [(Appended(job.entry), None) for job in appending]

@@ -22,7 +22,7 @@ from dotfight.server.writer import BatchWriter
 from dotfight.store.database import make_engine, make_session_factory
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, PageStateRow
-from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord
+from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord, VersionMoved
 from dotfight.store.sql_pages import SqlPageStore
 
 STATE = {"private": "state", "soldiers": list(range(50))}
@@ -42,6 +42,21 @@ class Stores:
 @pytest.fixture
 def stores(tmp_path: Path) -> Iterator[Stores]:
     engine = make_engine(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
+    upgrade_to_head(engine)
+    writer = BatchWriter(make_session_factory(engine))
+    yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
+    writer.close()
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
+    """The stores on SQLite and on PostgreSQL (whose driver reports an executemany's rows its own way)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'pages.sqlite3'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    engine = make_engine(url)
     upgrade_to_head(engine)
     writer = BatchWriter(make_session_factory(engine))
     yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
@@ -163,3 +178,99 @@ def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Sto
     assert a == Appended(entry(1, "a-move")) and c == Appended(entry(1, "c-move"))
     assert b == Appended(first_b.entry, duplicate=True)
     assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
+
+
+def writer_executions(engine: Engine) -> list[tuple[str, bool]]:
+    """Collects what the writer thread executes from now on: each statement's first word and whether it
+    went as one executemany (PRAGMAs, BEGIN and PostgreSQL's SET of the lock timeout left out)."""
+    seen: list[tuple[str, bool]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, _parameters: Any, _context: Any, many: bool) -> None:
+        if threading.current_thread().name == "dotfight-writer" and not statement.startswith(
+            ("PRAGMA", "BEGIN", "SET")
+        ):
+            seen.append((statement.split()[0], many))
+
+    event.listen(engine, "before_cursor_execute", record)
+    return seen
+
+
+def held_writer(stores: Stores) -> threading.Event:
+    """Keeps the writer busy until the event is set: what is appended meanwhile commits as one batch."""
+    release = threading.Event()
+
+    def hold(session: Session) -> tuple[None, None]:
+        release.wait(10)
+        return None, None
+
+    stores.writer.submit(hold, Future(), "")
+    return release
+
+
+def test_a_group_commits_appends_are_one_update_and_one_insert_for_all(any_stores: Stores) -> None:
+    stores = any_stores
+    pages = ["a", "b", "c", "d"]
+    for page_id in pages:
+        new_page(stores.store, page_id)
+    release = held_writer(stores)
+    seen = writer_executions(stores.engine)
+    answers = [append(stores.store, "a", 1, "a-1"), append(stores.store, "b", 1, None)]
+    answers += [append(stores.store, "c", 1, "c-1"), append(stores.store, "d", 1, "d-1")]
+    release.set()
+    assert [answer.result(10) for answer in answers] == [
+        Appended(entry(1, "a-1")),
+        Appended(entry(1, None)),
+        Appended(entry(1, "c-1")),
+        Appended(entry(1, "d-1")),
+    ]
+    # One UPDATE for all (executemany); one INSERT for all (an executemany, or on PostgreSQL one
+    # multi-row INSERT, SQLAlchemy's "insertmanyvalues").
+    assert [word for word, _ in seen] == ["UPDATE", "INSERT"] and seen[0] == ("UPDATE", True)
+    loaded = stores.fresh_store()
+    assert [loaded.version(page_id) for page_id in pages] == [1, 1, 1, 1]
+    assert [entry.move_id for page_id in pages for entry in loaded.log(page_id, 0)] == [
+        "a-1",
+        None,
+        "c-1",
+        "d-1",
+    ]
+
+
+def test_a_checkpoint_in_a_group_commit_is_written_beside_it(any_stores: Stores) -> None:
+    stores = any_stores
+    for page_id in ("a", "b"):
+        new_page(stores.store, page_id)
+    for version in range(1, 8):
+        append(stores.store, "a", version, f"a-{version}").result(10)
+    release = held_writer(stores)
+    answers = [append(stores.store, "a", 8, "a-8"), append(stores.store, "b", 1, "b-1")]
+    release.set()
+    assert [answer.result(10).duplicate for answer in answers] == [False, False]
+    loaded = stores.fresh_store().load("a")
+    assert (loaded.version, loaded.checkpoint_version, loaded.checkpoint) == (8, 8, {**STATE, "version": 8})
+
+
+def test_a_page_moved_on_in_a_group_commit_is_refused_alone(any_stores: Stores) -> None:
+    """The executemany's UPDATE matches fewer rows than it has actions: rolled back, the batch is written
+    action by action, the stale one is refused (VersionMoved) and the others commit."""
+    stores = any_stores
+    for page_id in ("a", "b", "c"):
+        new_page(stores.store, page_id)
+    append(stores.store, "b", 1, "b-1").result(10)
+    release = held_writer(stores)
+    seen = writer_executions(stores.engine)
+    answers = [
+        append(stores.store, "a", 1, "a-1"),
+        append(stores.store, "b", 1, "b-again"),  # written at version 0: the page is at 1
+        append(stores.store, "c", 1, None),
+    ]
+    release.set()
+    assert answers[0].result(10) == Appended(entry(1, "a-1"))
+    with pytest.raises(VersionMoved):
+        answers[1].result(10)
+    assert answers[2].result(10) == Appended(entry(1, None))
+    assert seen[0] == ("UPDATE", True) and "INSERT" not in [word for word, many in seen if many]
+    # a: UPDATE, INSERT; b: UPDATE (no row), SELECT of its move_id (not logged); c: UPDATE, INSERT.
+    assert [word for word, _ in seen[1:]] == ["UPDATE", "INSERT", "UPDATE", "SELECT", "UPDATE", "INSERT"]
+    assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
+    assert [entry.move_id for entry in stores.store.log("b", 0)] == ["b-1"]

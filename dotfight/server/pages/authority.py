@@ -16,12 +16,11 @@ It knows pages only through a `PageStore` (dotfight/store/records.py) and refuse
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -52,6 +51,7 @@ from dotfight.server.pages.errors import (
     StaleVersion,
     Unavailable,
 )
+from dotfight.server.pages.handoff import LoopReplies, WorkThreads
 from dotfight.server.workers import WorkerFailed, WorkerPool
 from dotfight.store.records import (
     Appended,
@@ -60,6 +60,7 @@ from dotfight.store.records import (
     NoSuchPage,
     PageRecord,
     PageStore,
+    Reply,
     SeatRecord,
     StoreUnavailable,
     VersionMoved,
@@ -228,16 +229,6 @@ def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
     return MalformedAction(reason, message) if malformed else IllegalAction(reason, message, code)
 
 
-def _answer(outcome: Future[T], result: T) -> None:
-    with contextlib.suppress(InvalidStateError):  # its caller may have gone meanwhile
-        outcome.set_result(result)
-
-
-def _fail(outcome: Future[Any], error: BaseException) -> None:
-    with contextlib.suppress(InvalidStateError):
-        outcome.set_exception(error)
-
-
 class PageAuthority:
     """Creates pages, applies actions and reads pages, with one writer per page at a time."""
 
@@ -246,7 +237,8 @@ class PageAuthority:
         self.store = store
         self._capacity = capacity
         self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
-        self._engines = ThreadPoolExecutor(capacity.engine_threads, thread_name_prefix="dotfight-engine")
+        self._engines = WorkThreads(capacity.engine_threads, "dotfight-engine")
+        self._replies: LoopReplies | None = None
         # Started at the first page that needs it (pages outside the new-page limits are rare).
         self._isolated: WorkerPool | None = None
         self._isolated_lock = threading.Lock()
@@ -266,7 +258,7 @@ class PageAuthority:
         """Stops the engine and reader threads (finishing submitted work) and the engine's processes."""
         if self._isolated is not None:
             self._isolated.close()
-        self._engines.shutdown(wait=True)
+        self._engines.shutdown()
         self._readers.shutdown(wait=True)
 
     def page_lock(self, page_id: str) -> asyncio.Lock:
@@ -508,11 +500,13 @@ class PageAuthority:
         """
         async with self.page_lock(page_id):
             # One hand-off there and one back: the engine thread hands the entry to the store itself,
-            # and the store answers this future once the entry is durable.
-            outcome: Future[tuple[LoadedPage, Applied]] = Future()
-            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, outcome)
+            # and the writer answers this future once the entry is durable, on the loop's thread.
+            loop = asyncio.get_running_loop()
+            outcome: asyncio.Future[tuple[LoadedPage, Applied]] = loop.create_future()
+            reply = partial(self._replies_on(loop).settle, outcome)
+            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, reply)
             try:
-                page, applied = await asyncio.wrap_future(outcome)
+                page, applied = await outcome
             except VersionMoved:
                 page, applied = await self._after_lost_race(page_id, seat, move_id)
             except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
@@ -531,6 +525,13 @@ class PageAuthority:
             if not applied.duplicate:
                 self._tell_listeners(page, applied)
         return applied
+
+    def _replies_on(self, loop: asyncio.AbstractEventLoop) -> LoopReplies:
+        """The answers to this loop's actions (one per loop: the server has one, tests make several)."""
+        replies = self._replies
+        if replies is None or replies.loop is not loop:
+            replies = self._replies = LoopReplies(loop)
+        return replies
 
     async def _after_lost_race(
         self, page_id: str, seat: Seat, move_id: str | None
@@ -559,17 +560,17 @@ class PageAuthority:
         action: dict[str, Any],
         version: int,
         move_id: str | None,
-        outcome: Future[tuple[LoadedPage, Applied]],
+        reply: Reply[tuple[LoadedPage, Applied]],
     ) -> None:
         """Checks and applies one action on an engine thread, then hands its entry to the store (whose
-        answer answers `outcome`); a refusal, a duplicate or a failure answers `outcome` here."""
+        answer is passed to `reply`); a refusal, a duplicate or a failure is replied here."""
         try:
             page = self._page_at(page_id, version)
             duplicate = (
                 None if page.state.version == version else self._answered_before(page_id, seat, move_id)
             )
             if duplicate is not None:
-                _answer(outcome, (page, duplicate))
+                reply((page, duplicate))
                 return
             if page.state.version != version:
                 raise stale(page)
@@ -580,10 +581,10 @@ class PageAuthority:
                 duplicate = self._answered_before(page_id, seat, move_id)
                 if duplicate is None:
                     raise applied
-                _answer(outcome, (page, duplicate))
+                reply((page, duplicate))
                 return
         except Exception as error:
-            _fail(outcome, error)
+            reply(error)
             return
         new_state, events = applied
         # The events as sent (the new turn's options, C6) are worked out here on the engine thread, not
@@ -591,10 +592,10 @@ class PageAuthority:
         try:
             wire = events_on_the_wire(new_state, events)
         except Exception as error:
-            _fail(outcome, error)
+            reply(error)
             return
         entry = LogEntry(new_state.version, side, action, events, move_id)
-        self._append(page, seat, entry, new_state, wire, outcome)
+        self._append(page, seat, entry, new_state, wire, reply)
 
     def _page_at(self, page_id: str, version: int) -> LoadedPage:
         """The page in memory when it is at the version the client saw; else the page as stored (brought
@@ -629,32 +630,33 @@ class PageAuthority:
         entry: LogEntry,
         new_state: State,
         wire: list[dict[str, Any]],
-        outcome: Future[tuple[LoadedPage, Applied]],
+        reply: Reply[tuple[LoadedPage, Applied]],
     ) -> None:
         """Hands the entry to the store at the page's version; once durable, the new state is the page in
-        memory and `outcome` is answered (a move_id logged before is answered with its first result)."""
+        memory and `reply` is told (a move_id logged before is answered with its first result)."""
         page_id = page.meta.id
         moved_on = LoadedPage(page.meta, new_state)
 
-        def settle(written: Future[Appended]) -> None:
+        def settle(written: Appended | BaseException) -> None:
             # Runs on the store's writer thread, once the entry is durable (or refused); whatever
-            # happens here, `outcome` is answered, or the action's caller would wait for ever.
+            # happens here, `reply` is told, or the action's caller would wait for ever.
+            if isinstance(written, BaseException):
+                reply(written)
+                return
             try:
-                appended = written.result()
-                if appended.duplicate:
-                    _answer(outcome, (page, self._first_answer(seat, appended.entry)))
+                if written.duplicate:
+                    reply((page, self._first_answer(seat, written.entry)))
                     return
                 self._pages.put(page_id, moved_on)
-                _answer(outcome, (moved_on, Applied(version=entry.version, events=wire, on_the_wire=True)))
             except BaseException as error:  # handed to the caller, not swallowed
-                _fail(outcome, error)
+                reply(error)
+                return
+            reply((moved_on, Applied(version=entry.version, events=wire, on_the_wire=True)))
 
         try:
-            written = self.store.append(page_id, page.state.version, entry, checkpoint_of(new_state))
+            self.store.append_then(page_id, page.state.version, entry, checkpoint_of(new_state), settle)
         except Exception as error:
-            _fail(outcome, error)
-            return
-        written.add_done_callback(settle)
+            reply(error)
 
     def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
         """Returns the first result of a move_id already in the log (None without a move_id: no read)."""
