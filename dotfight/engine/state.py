@@ -9,6 +9,7 @@ generator position and is exact through `State.from_json`.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any, Literal, cast
@@ -46,7 +47,7 @@ def side_index(side: Side) -> int:
     return 0 if side == "blue" else 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Base:
     """A drawn base: a round wall of one side, with room for `capacity` soldiers."""
 
@@ -79,7 +80,7 @@ class Base:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cross:
     """How a soldier was crossed out: by whom, why, and the colour of the cross."""
 
@@ -92,7 +93,7 @@ class Cross:
         return {"by": self.by, "cause": self.cause, "side": self.side}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Soldier:
     """A soldier dot: where he stands, whether he lives, whether he walks on the road."""
 
@@ -117,7 +118,7 @@ class Soldier:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chain:
     """A pending lunge-again chain: the soldier, his lunges left, and the number of his next link."""
 
@@ -130,7 +131,7 @@ class Chain:
         return {"soldier": self.soldier, "credits": self.credits, "link": self.link}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """The turn in play: whose, which, what is left of it."""
 
@@ -155,7 +156,7 @@ class Turn:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Convoy:
     """Soldiers on the road from one base to another of the same side."""
 
@@ -169,7 +170,7 @@ class Convoy:
         return {"side": self.side, "from": self.source, "to": self.to, "soldiers": list(self.soldiers)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ink:
     """A line of ink on the page: the exact polyline of one flick."""
 
@@ -650,8 +651,11 @@ def new_page(rules: RuleSet, seed: int) -> State:
 
 
 def _side(value: object) -> Side:
-    if value == "blue" or value == "red":
-        return value
+    # The module's own constants, not the decoded copies: one string for every page in memory.
+    if value == "blue":
+        return "blue"
+    if value == "red":
+        return "red"
     raise ValueError(f"bad side {quoted(value)}")
 
 
@@ -676,7 +680,8 @@ def _bool(value: object) -> bool:
 def _str(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"bad text {quoted(value)}")
-    return value
+    # Ids and the rules' words (b1s1, snipe, base_lost …) repeat on every page a server holds: interned.
+    return sys.intern(value)
 
 
 def _state_from_json(data: object) -> State:
