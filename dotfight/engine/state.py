@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -369,18 +371,24 @@ class State:
 
     @cached_property
     def soldier_index(self) -> dict[str, int]:
-        """Soldier id → position in `soldiers`."""
-        return {s.id: i for i, s in enumerate(self.soldiers)}
+        """Soldier id → position in `soldiers` (shared by the pages with the same ids: never write it)."""
+        ids = tuple(s.id for s in self.soldiers)
+        return _shared_view(
+            ("soldier_index", ids), lambda: {soldier_id: i for i, soldier_id in enumerate(ids)}
+        )
 
     @cached_property
     def base_index(self) -> dict[str, int]:
-        """Base id → position in `bases`."""
-        return {b.id: i for i, b in enumerate(self.bases)}
+        """Base id → position in `bases` (shared by the pages with the same ids: never write it)."""
+        ids = tuple(b.id for b in self.bases)
+        return _shared_view(("base_index", ids), lambda: {base_id: i for i, base_id in enumerate(ids)})
 
     @cached_property
     def base_arrays(self) -> BaseArrays:
-        """Numpy arrays of the bases (and every circle's squared radius)."""
-        return BaseArrays(self)
+        """Numpy arrays of the bases (and every circle's squared radius); shared by the pages with the same
+        layout (every quick set-up of a preset): never written after they are made."""
+        key = ("base_arrays", self.bases, len(self.soldiers), self.rules.dot_radius)
+        return _shared_view(key, lambda: BaseArrays(self))
 
     @cached_property
     def arrays(self) -> Arrays:
@@ -582,6 +590,27 @@ class State:
         (99, 0, True, 7)
         """
         return evolve(self, seed=check_seed(seed), rng=0)
+
+
+# Views derived from a page's layout alone (its bases, its soldiers' ids and count) are the same on every
+# page set up alike — every quick set-up of a preset — and are shared between the pages a server holds
+# (about 4 KB a page, issue 12). The layouts seen last are kept; the engine's threads share them.
+_SHARED_LAYOUTS = 64
+_shared_views: dict[tuple[Any, ...], Any] = {}
+_shared_lock = threading.Lock()
+
+_View = TypeVar("_View")
+
+
+def _shared_view(key: tuple[Any, ...], make: Callable[[], _View]) -> _View:
+    with _shared_lock:
+        view: _View | None = _shared_views.pop(key, None)
+        if view is None:
+            view = make()
+            if len(_shared_views) >= _SHARED_LAYOUTS:
+                del _shared_views[next(iter(_shared_views))]
+        _shared_views[key] = view  # the most recent last
+        return view
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(State))

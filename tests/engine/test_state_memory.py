@@ -44,3 +44,18 @@ def test_a_state_still_pickles_and_compares_whole() -> None:
     assert pickle.loads(pickle.dumps(page)) == page
     fresh, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
     assert pickle.loads(pickle.dumps(fresh)).soldiers == fresh.soldiers
+
+
+def test_pages_set_up_alike_share_their_layout_views_and_others_get_their_own() -> None:
+    one, other = flicked_page(), flicked_page()
+    assert one.soldier_index is other.soldier_index
+    assert one.base_index is other.base_index
+    assert one.base_arrays is other.base_arrays
+    assert one.soldier_index == {s.id: i for i, s in enumerate(one.soldiers)}
+    drawn = new_page(RuleSet.preset("quick"), seed=7)
+    for side, x, y in (("blue", 500, 1100), ("red", 500, 300)):
+        drawn, _ = apply(drawn, side, {"type": "draw_base", "x": x, "y": y, "r": 80})
+    assert drawn.base_arrays is not one.base_arrays
+    assert drawn.base_arrays.xs == [500.0, 500.0]
+    assert drawn.base_index == {"b1": 0, "b2": 1}
+    assert drawn.soldier_index == {s.id: i for i, s in enumerate(drawn.soldiers)}
