@@ -613,6 +613,11 @@ def _shared_view(key: tuple[Any, ...], make: Callable[[], _View]) -> _View:
         return view
 
 
+def _shared_rules(rules: RuleSet) -> RuleSet:
+    """Returns an equal RuleSet held already (pages of one preset share one: ≈ 0.8 KB a page)."""
+    return _shared_view(("rules", rules), lambda: rules)
+
+
 _FIELD_NAMES = frozenset(f.name for f in fields(State))
 # Caches that stay valid as long as the soldiers' and bases' ids do not change.
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
@@ -673,7 +678,7 @@ def new_page(rules: RuleSet, seed: int) -> State:
     """
     if not isinstance(rules, RuleSet):
         raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
-    return State(rules=rules, seed=check_seed(seed))
+    return State(rules=_shared_rules(rules), seed=check_seed(seed))
 
 
 # ---- from_json ---------------------------------------------------------------------------------
@@ -778,7 +783,7 @@ def _state_from_json(data: object) -> State:
     if end_reason is not None and end_reason not in END_REASONS:
         raise ValueError(f"bad end_reason {quoted(end_reason)}")
     return State(
-        rules=RuleSet.from_json(data["rules"]),
+        rules=_shared_rules(RuleSet.from_json(data["rules"])),
         seed=seed_from_hex(data["seed"]),
         rng=_int(data["rng"]),
         version=_int(data["version"]),

@@ -14,7 +14,9 @@ from tests.support.pages import engine_page_ready_to_play
 def flicked_page() -> State:
     page = engine_page_ready_to_play()
     shooter = next(s.id for s in page.soldiers if s.side == "blue")
-    page, _ = apply(page, "blue", {"type": "flick", "soldier": shooter, "kind": "snipe", "vector": [0.0, 40.0]})
+    page, _ = apply(
+        page, "blue", {"type": "flick", "soldier": shooter, "kind": "snipe", "vector": [0.0, 40.0]}
+    )
     return page
 
 
@@ -59,3 +61,13 @@ def test_pages_set_up_alike_share_their_layout_views_and_others_get_their_own() 
     assert drawn.base_arrays.xs == [500.0, 500.0]
     assert drawn.base_index == {"b1": 0, "b2": 1}
     assert drawn.soldier_index == {s.id: i for i, s in enumerate(drawn.soldiers)}
+
+
+def test_pages_of_one_preset_share_their_rules() -> None:
+    one = new_page(RuleSet.preset("quick"), seed=1)
+    other = new_page(RuleSet.preset("quick"), seed=2)
+    restored = State.from_json(json.loads(json.dumps(other.to_json())))
+    assert one.rules is other.rules is restored.rules
+    send_max = one.rules.send_max + 1
+    longer = new_page(RuleSet.preset("quick").replace(send_max=send_max), seed=3)
+    assert longer.rules is not one.rules and longer.rules.send_max == send_max
