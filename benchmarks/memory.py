@@ -13,8 +13,13 @@ prints where the bytes per page are: by the line that allocated them, by file, a
 of the allocation's stack in a library or in Dotfight (uvicorn, websockets, Starlette, FastAPI, asyncio,
 the engine, the server).
 
+With `--pymalloc`, one more run of Dotfight prints how Python's small-object allocator grew: its arenas
+per page, split into live objects, free blocks inside used pools and whole free pools — memory freed
+after a peak that stays resident while one live object sits in each arena (fragmentation).
+
     python3 benchmarks/memory.py --pages 500 --rounds 3 --floor --baseline /tmp/before
     python3 benchmarks/memory.py --pages 300 --rounds 0 --trace
+    python3 benchmarks/memory.py --pages 1000 --rounds 0 --pymalloc
 """
 
 from __future__ import annotations
@@ -46,11 +51,13 @@ from benchmarks.server import (
     run_client,
 )
 
-# Loaded by the traced server at start-up (a `sitecustomize` on its PYTHONPATH): tracemalloc from the
-# first allocation, and a snapshot written to $DOTFIGHT_TRACE_DIR at each SIGUSR1.
+# Loaded by the measured server at start-up (a `sitecustomize` on its PYTHONPATH): with
+# $DOTFIGHT_TRACE_DIR, tracemalloc from the first allocation and a snapshot written there at each SIGUSR1;
+# at each SIGUSR2, pymalloc's statistics on its stderr (the server's log).
 SITECUSTOMIZE = """
 import os, signal, tracemalloc
-tracemalloc.start(int(os.environ.get("DOTFIGHT_TRACE_FRAMES", "16")))
+if os.environ.get("DOTFIGHT_TRACE_DIR"):
+    tracemalloc.start(int(os.environ.get("DOTFIGHT_TRACE_FRAMES", "16")))
 _count = [0]
 def _dump(signum, frame):
     _count[0] += 1
@@ -58,6 +65,13 @@ def _dump(signum, frame):
     tracemalloc.take_snapshot().dump(path + ".part")
     os.rename(path + ".part", path)
 signal.signal(signal.SIGUSR1, _dump)
+def _stats(signum, frame):
+    import sys
+    sys.stderr.write("=====PYMALLOC=====\\n")
+    sys.stderr.flush()
+    sys._debugmallocstats()
+    sys.stderr.flush()
+signal.signal(signal.SIGUSR2, _stats)
 """
 
 # The first frame (from the allocation outwards) in one of these names its owner in the `owner` view.
@@ -185,6 +199,64 @@ def trace_round(args: argparse.Namespace) -> None:
     report(first, second, args.pages, args.top)
 
 
+def pymalloc_round(args: argparse.Namespace) -> None:
+    """Runs Dotfight (untraced, with the signal handlers) and prints how pymalloc's arenas grew per page,
+    from `sys._debugmallocstats()` before the pages were made and after."""
+    with tempfile.TemporaryDirectory() as workdir:
+        folder = Path(workdir)
+        (folder / "site").mkdir()
+        (folder / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        server = bench_server(folder)
+        server.extra_env.update({"PYTHONPATH": os.pathsep.join([str(folder / "site"), *sys.path[:1]])})
+        try:
+            server.start()
+            assert server.process is not None
+            pid = server.process.pid
+            time.sleep(1.0)
+            os.kill(pid, signal.SIGUSR2)
+            before = rss_bytes(pid)
+
+            async def main() -> int:
+                await load(server.base_url, args.pages, args.moves)
+                after = await settle_and_measure(server.process.pid, 2.0)  # type: ignore[union-attr]
+                os.kill(pid, signal.SIGUSR2)
+                await asyncio.sleep(1.0)
+                await close_all()
+                return after
+
+            after = run_client(main())
+            log = server.log_text()
+        finally:
+            server.stop()
+    figures = [_pymalloc_figures(part) for part in log.split("=====PYMALLOC=====")[1:3]]
+    per_page = {key: (figures[1][key] - figures[0][key]) / 1024 / args.pages for key in figures[0]}
+    print(
+        f"\nresident growth {(after - before) / 1024 / args.pages:.1f} KB per live page;"
+        " pymalloc, KB per page:"
+    )
+    print(
+        f"  arenas {per_page['arenas']:.1f}: live objects {per_page['live']:.1f}, free blocks in used pools"
+        f" {per_page['free blocks']:.1f}, free pools {per_page['free pools']:.1f}"
+    )
+
+
+def _pymalloc_figures(text: str) -> dict[str, int]:
+    """Reads the arenas, live bytes, free blocks and free pools from `sys._debugmallocstats()` output."""
+    figures: dict[str, int] = {}
+    names = {
+        "# arenas allocated current": "arenas",
+        "# bytes in allocated blocks": "live",
+        "# bytes in available blocks": "free blocks",
+        "unused pools *": "free pools",
+    }
+    for line in text.splitlines():
+        for start, name in names.items():
+            if start in line:
+                figures[name] = int(line.rsplit("=", 1)[1].replace(",", ""))
+    figures["arenas"] *= 1024 * 1024  # arenas of 1 MiB (64-bit builds, since Python 3.10)
+    return figures
+
+
 def report(first: tracemalloc.Snapshot, second: tracemalloc.Snapshot, pages: int, top: int) -> None:
     ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
     first, second = first.filter_traces(ignore), second.filter_traces(ignore)
@@ -223,6 +295,7 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, default=None, help="also measure `dotfight serve` from DIR")
     parser.add_argument("--trace", action="store_true", help="then one traced run: where the bytes are")
     parser.add_argument("--top", type=int, default=25, help="rows of each traced view (default 25)")
+    parser.add_argument("--pymalloc", action="store_true", help="then one run: pymalloc's arenas per page")
     parser.add_argument("--keep", type=Path, default=None, help="keep the traced run's snapshots in DIR")
     parser.add_argument("--report", type=Path, default=None, help="only report on the snapshots kept in DIR")
     args = parser.parse_args()
@@ -255,6 +328,8 @@ def main() -> int:
             print(f"  {name:10} {value:7.1f} KB   ({ratios})")
     if args.trace:
         trace_round(args)
+    if args.pymalloc:
+        pymalloc_round(args)
     return 0
 
 

@@ -7,6 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 from websockets.frames import Frame, Opcode
@@ -123,3 +125,25 @@ async def test_the_writable_flag_holds_a_sender_until_the_transport_drains() -> 
         await cancelled
     writable.set()
     assert writable.is_set()
+
+
+def test_the_page_socket_entrance_refuses_and_serves_as_the_route_did(client: TestClient) -> None:
+    page = client.post("/api/pages", json={"preset": "quick", "mode": "live"}).json()
+    with client.websocket_connect(f"/api/pages/{page['id']}/ws") as socket:  # served in front of the router
+        socket.send_json({"type": "hello", "version": 0})
+        assert socket.receive_json()["type"] == "state"
+    with pytest.raises(WebSocketDisconnect) as bad_id:  # refused before accepting
+        with client.websocket_connect("/api/pages/not%20an%20id/ws"):
+            pass
+    assert bad_id.value.code == 1008
+    foreign = {"origin": "http://evil.example"}
+    with pytest.raises(WebSocketDisconnect) as bad_origin:
+        with client.websocket_connect(f"/api/pages/{page['id']}/ws", headers=foreign):
+            pass
+    assert bad_origin.value.code == 1008
+    with pytest.raises(WebSocketDisconnect):  # any other WebSocket path still meets FastAPI's router
+        with client.websocket_connect(f"/api/pages/{page['id']}/other"):
+            pass
+    with client.websocket_connect("/api/pages/nosuchpage/ws") as unknown:
+        unknown.send_json({"type": "hello", "version": 0})
+        assert unknown.receive_json()["code"] == "not_found"
