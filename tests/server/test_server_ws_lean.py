@@ -118,7 +118,8 @@ async def test_the_writable_flag_holds_a_sender_until_the_transport_drains() -> 
     assert not waiting.done()
     writable.set()
     assert await asyncio.wait_for(waiting, 1)
-    cancelled = asyncio.create_task((lambda: (writable.clear(), writable.wait())[1])())
+    writable.clear()
+    cancelled = asyncio.create_task(writable.wait())
     await asyncio.sleep(0.01)
     cancelled.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -132,18 +133,21 @@ def test_the_page_socket_entrance_refuses_and_serves_as_the_route_did(client: Te
     with client.websocket_connect(f"/api/pages/{page['id']}/ws") as socket:  # served in front of the router
         socket.send_json({"type": "hello", "version": 0})
         assert socket.receive_json()["type"] == "state"
-    with pytest.raises(WebSocketDisconnect) as bad_id:  # refused before accepting
-        with client.websocket_connect("/api/pages/not%20an%20id/ws"):
-            pass
+    # refused before accepting
+    with (
+        pytest.raises(WebSocketDisconnect) as bad_id,
+        client.websocket_connect("/api/pages/not%20an%20id/ws"),
+    ):
+        pass
     assert bad_id.value.code == 1008
     foreign = {"origin": "http://evil.example"}
-    with pytest.raises(WebSocketDisconnect) as bad_origin:
-        with client.websocket_connect(f"/api/pages/{page['id']}/ws", headers=foreign):
-            pass
+    path = f"/api/pages/{page['id']}/ws"
+    with pytest.raises(WebSocketDisconnect) as bad_origin, client.websocket_connect(path, headers=foreign):
+        pass
     assert bad_origin.value.code == 1008
-    with pytest.raises(WebSocketDisconnect):  # any other WebSocket path still meets FastAPI's router
-        with client.websocket_connect(f"/api/pages/{page['id']}/other"):
-            pass
+    # any other WebSocket path still meets FastAPI's router
+    with pytest.raises(WebSocketDisconnect), client.websocket_connect(f"/api/pages/{page['id']}/other"):
+        pass
     with client.websocket_connect("/api/pages/nosuchpage/ws") as unknown:
         unknown.send_json({"type": "hello", "version": 0})
         assert unknown.receive_json()["code"] == "not_found"
