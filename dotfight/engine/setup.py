@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import shapely
@@ -71,10 +72,13 @@ def check_placement(rules: RuleSet, bases: Sequence[Base], side: Side, x: float,
 
 def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[State, list[Event]]:
     rules = state.rules
-    base_id = f"b{len(state.bases) + 1}"
+    # Every page has the same ids (b1s1, b1s2 …): interned, a server's thousand pages share one copy.
+    base_id = sys.intern(f"b{len(state.bases) + 1}")
     base = Base(base_id, side, x, y, r, rules.soldiers_per_base)
     dots = jot(x, y, r, rules.soldiers_per_base, rules.dot_radius, flip=side == "red")
-    soldiers = tuple(Soldier(f"{base_id}s{k + 1}", side, sx, sy) for k, (sx, sy) in enumerate(dots))
+    soldiers = tuple(
+        Soldier(sys.intern(f"{base_id}s{k + 1}"), side, sx, sy) for k, (sx, sy) in enumerate(dots)
+    )
     state = evolve(state, bases=(*state.bases, base), soldiers=state.soldiers + soldiers)
     event: Event = {
         "type": "base_drawn",

@@ -9,9 +9,12 @@ generator position and is exact through `State.from_json`.
 from __future__ import annotations
 
 import math
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -46,7 +49,7 @@ def side_index(side: Side) -> int:
     return 0 if side == "blue" else 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Base:
     """A drawn base: a round wall of one side, with room for `capacity` soldiers."""
 
@@ -79,7 +82,7 @@ class Base:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cross:
     """How a soldier was crossed out: by whom, why, and the colour of the cross."""
 
@@ -92,7 +95,7 @@ class Cross:
         return {"by": self.by, "cause": self.cause, "side": self.side}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Soldier:
     """A soldier dot: where he stands, whether he lives, whether he walks on the road."""
 
@@ -117,7 +120,7 @@ class Soldier:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chain:
     """A pending lunge-again chain: the soldier, his lunges left, and the number of his next link."""
 
@@ -130,7 +133,7 @@ class Chain:
         return {"soldier": self.soldier, "credits": self.credits, "link": self.link}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Turn:
     """The turn in play: whose, which, what is left of it."""
 
@@ -155,7 +158,7 @@ class Turn:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Convoy:
     """Soldiers on the road from one base to another of the same side."""
 
@@ -169,7 +172,7 @@ class Convoy:
         return {"side": self.side, "from": self.source, "to": self.to, "soldiers": list(self.soldiers)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ink:
     """A line of ink on the page: the exact polyline of one flick."""
 
@@ -368,18 +371,24 @@ class State:
 
     @cached_property
     def soldier_index(self) -> dict[str, int]:
-        """Soldier id → position in `soldiers`."""
-        return {s.id: i for i, s in enumerate(self.soldiers)}
+        """Soldier id → position in `soldiers` (shared by the pages with the same ids: never write it)."""
+        ids = tuple(s.id for s in self.soldiers)
+        return _shared_view(
+            ("soldier_index", ids), lambda: {soldier_id: i for i, soldier_id in enumerate(ids)}
+        )
 
     @cached_property
     def base_index(self) -> dict[str, int]:
-        """Base id → position in `bases`."""
-        return {b.id: i for i, b in enumerate(self.bases)}
+        """Base id → position in `bases` (shared by the pages with the same ids: never write it)."""
+        ids = tuple(b.id for b in self.bases)
+        return _shared_view(("base_index", ids), lambda: {base_id: i for i, base_id in enumerate(ids)})
 
     @cached_property
     def base_arrays(self) -> BaseArrays:
-        """Numpy arrays of the bases (and every circle's squared radius)."""
-        return BaseArrays(self)
+        """Numpy arrays of the bases (and every circle's squared radius); shared by the pages with the same
+        layout (every quick set-up of a preset): never written after they are made."""
+        key = ("base_arrays", self.bases, len(self.soldiers), self.rules.dot_radius)
+        return _shared_view(key, lambda: BaseArrays(self))
 
     @cached_property
     def arrays(self) -> Arrays:
@@ -583,6 +592,32 @@ class State:
         return evolve(self, seed=check_seed(seed), rng=0)
 
 
+# Views derived from a page's layout alone (its bases, its soldiers' ids and count) are the same on every
+# page set up alike — every quick set-up of a preset — and are shared between the pages a server holds
+# (about 4 KB a page, issue 12). The layouts seen last are kept; the engine's threads share them.
+_SHARED_LAYOUTS = 64
+_shared_views: dict[tuple[Any, ...], Any] = {}
+_shared_lock = threading.Lock()
+
+_View = TypeVar("_View")
+
+
+def _shared_view(key: tuple[Any, ...], make: Callable[[], _View]) -> _View:
+    with _shared_lock:
+        view: _View | None = _shared_views.pop(key, None)
+        if view is None:
+            view = make()
+            if len(_shared_views) >= _SHARED_LAYOUTS:
+                del _shared_views[next(iter(_shared_views))]
+        _shared_views[key] = view  # the most recent last
+        return view
+
+
+def _shared_rules(rules: RuleSet) -> RuleSet:
+    """Returns an equal RuleSet held already (pages of one preset share one: ≈ 0.8 KB a page)."""
+    return _shared_view(("rules", rules), lambda: rules)
+
+
 _FIELD_NAMES = frozenset(f.name for f in fields(State))
 # Caches that stay valid as long as the soldiers' and bases' ids do not change.
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
@@ -643,15 +678,18 @@ def new_page(rules: RuleSet, seed: int) -> State:
     """
     if not isinstance(rules, RuleSet):
         raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
-    return State(rules=rules, seed=check_seed(seed))
+    return State(rules=_shared_rules(rules), seed=check_seed(seed))
 
 
 # ---- from_json ---------------------------------------------------------------------------------
 
 
 def _side(value: object) -> Side:
-    if value == "blue" or value == "red":
-        return value
+    # The module's own constants, not the decoded copies: one string for every page in memory.
+    if value == "blue":
+        return "blue"
+    if value == "red":
+        return "red"
     raise ValueError(f"bad side {quoted(value)}")
 
 
@@ -676,7 +714,8 @@ def _bool(value: object) -> bool:
 def _str(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"bad text {quoted(value)}")
-    return value
+    # Ids and the rules' words (b1s1, snipe, base_lost …) repeat on every page a server holds: interned.
+    return sys.intern(value)
 
 
 def _state_from_json(data: object) -> State:
@@ -744,7 +783,7 @@ def _state_from_json(data: object) -> State:
     if end_reason is not None and end_reason not in END_REASONS:
         raise ValueError(f"bad end_reason {quoted(end_reason)}")
     return State(
-        rules=RuleSet.from_json(data["rules"]),
+        rules=_shared_rules(RuleSet.from_json(data["rules"])),
         seed=seed_from_hex(data["seed"]),
         rng=_int(data["rng"]),
         version=_int(data["version"]),

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
+from starlette.types import Receive, Scope, Send
 
 import dotfight
 from dotfight.server import collector
@@ -35,6 +36,20 @@ from dotfight.store.migrations import upgrade_to_head
 # At shutdown every WebSocket is closed with 1012 "service restart" (what uvicorn itself sends to the
 # sockets it closes): the client reconnects and resumes from its version.
 CLOSE_SERVICE_RESTART = 1012
+
+
+class DotfightApp(FastAPI):
+    """The FastAPI app with the page socket served in front of its router (`routes/ws.py`): a socket held
+    open for as long as a page is keeps only this frame and its handler, not the router's and the
+    middlewares' (issue 12). Every other request goes through FastAPI as usual."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        page_id = ws.page_socket_id(scope)
+        if page_id is None:
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        await ws.page_socket(scope, receive, send, page_id)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -103,7 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             master.close()
             database.dispose()
 
-    app = FastAPI(title="Dotfight", version=dotfight.__version__, lifespan=lifespan)
+    app = DotfightApp(title="Dotfight", version=dotfight.__version__, lifespan=lifespan)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     # The web app's scripts and the snapshots shrink several times over; tiny answers stay as they are.
@@ -120,7 +135,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.include_router(health.router)
     app.include_router(pages.router)
-    app.include_router(ws.router)
     app.include_router(picture.router)
     app.include_router(push.router)
     fallback.install(app)  # after every API route

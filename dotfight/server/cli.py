@@ -18,6 +18,8 @@ from uvicorn.config import LOGGING_CONFIG
 # protocol with the transport guards (this module's `__getattr__`), both built from the environment.
 APP_FACTORY = "dotfight.server.app:create_app"
 WORKER_HTTP = "dotfight.server.cli:WorkerHttpProtocol"
+# uvicorn's WebSocket protocol, leaner per open socket (dotfight.server.transport); by name, for workers too.
+LEAN_WS = "dotfight.server.transport:LeanWebSocketProtocol"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {
         "host": args.host,
         "port": args.port,
+        "ws": LEAN_WS,
         "ws_max_size": settings.ws_max_message_bytes,
         # Messages are small JSON; compressing each one costs more CPU than the bytes it saves.
         "ws_per_message_deflate": False,

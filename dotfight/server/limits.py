@@ -14,6 +14,8 @@ from dotfight.server.cache import LruCache
 class TokenBucket:
     """Allows `rate` events a second on average and bursts of up to `burst`."""
 
+    __slots__ = ("_burst", "_clock", "_last", "_rate", "_tokens")
+
     def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._rate = rate
         self._burst = float(burst)

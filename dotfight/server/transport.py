@@ -1,5 +1,6 @@
 """HTTP transport guards under uvicorn: bounded request heads, a request-head timeout, a connection cap,
-and the API's JSON error shape for the refusals made before the app runs.
+and the API's JSON error shape for the refusals made before the app runs; and uvicorn's WebSocket
+protocol made lean for sockets held open for hours (`LeanWebSocketProtocol`).
 
 uvicorn bounds nothing of a request head under httptools (its default with `uvicorn[standard]`): a
 64 MiB header was read whole, and a connection that sends half a request, or nothing, was held for as
@@ -19,6 +20,7 @@ from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from dotfight.server.errors import ApiError
 from dotfight.server.settings import Settings
@@ -241,3 +243,166 @@ def guarded_protocol(settings: Settings) -> type[asyncio.Protocol]:
     if HttpToolsProtocol is None:  # pragma: no cover
         raise RuntimeError("httptools is not installed; set DOTFIGHT_HTTP_IMPLEMENTATION=h11")
     return type("DotfightHttpToolsProtocol", (GuardedHttpToolsProtocol,), limits)
+
+
+class _Inbox:
+    """What a socket received, for the app's `receive`: the part of `asyncio.Queue` uvicorn uses
+    (`put_nowait`, `get`, `empty`), without its counters, its `Event` and its two waiter deques (about
+    2.5 KB a socket). A reader waits on one future, made only while it waits. The items are a list, not
+    a deque (whose first block alone is 0.6 KB): uvicorn stops reading the socket while any wait, so
+    there are only ever a few."""
+
+    __slots__ = ("_items", "_waiters")
+
+    def __init__(self) -> None:
+        self._items: list[Any] = []
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        self._wake_one()
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def _wake_one(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def get(self) -> Any:
+        while not self._items:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                # Cancelled (perhaps just after being woken): what came is left to another reader.
+                self._waiters.remove(waiter)
+                if self._items:
+                    self._wake_one()
+                raise
+            self._waiters.remove(waiter)
+        return self._items.pop(0)
+
+
+class _Writable:
+    """Whether the transport takes more bytes (`asyncio.Event`'s `set`, `clear`, `is_set`, `wait`), with
+    no waiter deque kept while nobody waits — nearly always: a phone reads what it is sent."""
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = True
+        self._waiters: list[asyncio.Future[None]] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        waiters, self._waiters = self._waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self) -> bool:
+        if self._set:
+            return True
+        waiter = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = []
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if self._waiters is not None and waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return True
+
+
+class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol (websockets' sans-I/O core; the same frames, limits, pings and close
+    codes), holding less for each open socket, of which a live server has thousands (issue 12):
+
+    - its attributes in slots: uvicorn sets about forty, past what Python shares between instances'
+      dictionaries, so each socket had a dictionary of its own (≈ 1.5 KB);
+    - the receive queue and the "writable" flag without asyncio's `Queue` and `Event` (`_Inbox`,
+      `_Writable`);
+    - the handshake's request and response (websockets `Headers`, ≈ 3 KB) let go once the socket is
+      accepted or refused: nothing reads them again. websockets' parser keeps the request in its
+      generator's frame for the life of the connection, so its headers are emptied as well.
+
+    `dotfight serve` hands it to uvicorn as its `ws` implementation.
+    """
+
+    __slots__ = (
+        "app",
+        "app_state",
+        "asgi_version",
+        "client",
+        "close_sent",
+        "close_timeout",
+        "close_timer",
+        "config",
+        "conn",
+        "connections",
+        "curr_msg_data_type",
+        "default_headers",
+        "disconnected",
+        "frames",
+        "handshake_complete",
+        "handshake_initiated",
+        "initial_response",
+        "last_ping_rtt",
+        "logger",
+        "loop",
+        "pending_ping_payload",
+        "ping_interval",
+        "ping_sent_at",
+        "ping_timeout",
+        "ping_timer",
+        "pong_timer",
+        "queue",
+        "read_paused",
+        "request",
+        "response",
+        "root_path",
+        "scheme",
+        "scope",
+        "server",
+        "tasks",
+        "transport",
+        "writable",
+    )
+
+    def __init__(
+        self,
+        config: Any,
+        server_state: Any,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self.queue = _Inbox()  # type: ignore[assignment]
+        self.writable = _Writable()  # type: ignore[assignment]
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        # uvicorn copied what the app needs into the scope, and websockets answered the handshake.
+        event.headers.clear()
+        self.request = None  # type: ignore[assignment]
+        if self.handshake_complete:  # refused by websockets itself (not a valid handshake)
+            self.response = None  # type: ignore[assignment]
+
+    def start_keepalive(self) -> None:
+        # Called once, right after the accepting response was sent: the response is not needed again.
+        self.response = None  # type: ignore[assignment]
+        super().start_keepalive()

@@ -1,0 +1,73 @@
+"""What a page costs in memory while a server holds it (issue 12): the state's parts keep no instance
+dictionary, and the ids every page repeats are one string for all pages."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+from dotfight.engine import RuleSet, State, apply, new_page
+from dotfight.engine.state import Base, Chain, Convoy, Cross, Ink, Soldier, Turn
+from tests.support.pages import engine_page_ready_to_play
+
+
+def flicked_page() -> State:
+    page = engine_page_ready_to_play()
+    shooter = next(s.id for s in page.soldiers if s.side == "blue")
+    page, _ = apply(
+        page, "blue", {"type": "flick", "soldier": shooter, "kind": "snipe", "vector": [0.0, 40.0]}
+    )
+    return page
+
+
+def test_the_parts_of_a_state_have_no_instance_dictionary() -> None:
+    page = flicked_page()
+    assert page.turn is not None and page.ink and page.bases and page.soldiers
+    parts = [page.turn, page.ink[0], page.bases[0], page.soldiers[0]]
+    parts += [Cross("b1s1", "snipe", "blue"), Chain("b1s1", 2, 1), Convoy("blue", "b1", "b2", ("b1s1",))]
+    for part in parts:
+        assert not hasattr(part, "__dict__"), type(part).__name__
+    assert {type(part) for part in parts} == {Turn, Ink, Base, Soldier, Cross, Chain, Convoy}
+
+
+def test_pages_share_their_ids_whether_set_up_or_read_back() -> None:
+    one, other = flicked_page(), flicked_page()
+    restored = State.from_json(json.loads(json.dumps(one.to_json())))
+    assert restored == one
+    for a, b, c in zip(one.soldiers, other.soldiers, restored.soldiers, strict=True):
+        assert a.id is b.id is c.id
+        assert a.side is c.side
+    assert all(a.id is c.id for a, c in zip(one.bases, restored.bases, strict=True))
+    assert restored.ink[0].soldier is one.ink[0].soldier
+
+
+def test_a_state_still_pickles_and_compares_whole() -> None:
+    page = flicked_page()
+    assert pickle.loads(pickle.dumps(page)) == page
+    fresh, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    assert pickle.loads(pickle.dumps(fresh)).soldiers == fresh.soldiers
+
+
+def test_pages_set_up_alike_share_their_layout_views_and_others_get_their_own() -> None:
+    one, other = flicked_page(), flicked_page()
+    assert one.soldier_index is other.soldier_index
+    assert one.base_index is other.base_index
+    assert one.base_arrays is other.base_arrays
+    assert one.soldier_index == {s.id: i for i, s in enumerate(one.soldiers)}
+    drawn = new_page(RuleSet.preset("quick"), seed=7)
+    for side, x, y in (("blue", 500, 1100), ("red", 500, 300)):
+        drawn, _ = apply(drawn, side, {"type": "draw_base", "x": x, "y": y, "r": 80})
+    assert drawn.base_arrays is not one.base_arrays
+    assert drawn.base_arrays.xs == [500.0, 500.0]
+    assert drawn.base_index == {"b1": 0, "b2": 1}
+    assert drawn.soldier_index == {s.id: i for i, s in enumerate(drawn.soldiers)}
+
+
+def test_pages_of_one_preset_share_their_rules() -> None:
+    one = new_page(RuleSet.preset("quick"), seed=1)
+    other = new_page(RuleSet.preset("quick"), seed=2)
+    restored = State.from_json(json.loads(json.dumps(other.to_json())))
+    assert one.rules is other.rules is restored.rules
+    send_max = one.rules.send_max + 1
+    longer = new_page(RuleSet.preset("quick").replace(send_max=send_max), seed=3)
+    assert longer.rules is not one.rules and longer.rules.send_max == send_max
