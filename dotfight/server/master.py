@@ -37,7 +37,7 @@ from dotfight.server.pages.authority import (
 from dotfight.server.pages.errors import PageError
 from dotfight.server.schemas import PageCreate
 from dotfight.server.settings import Settings
-from dotfight.server.writer import BatchWriter, Prepare
+from dotfight.server.writer import BatchWriter
 from dotfight.store import leases, repository
 from dotfight.store.database import (
     DatabaseFile,
@@ -49,6 +49,7 @@ from dotfight.store.database import (
 from dotfight.store.models import utc_now
 from dotfight.store.records import NoSuchPage, StoreUnavailable
 from dotfight.store.sql_pages import InTransaction, SqlPageStore, store_unavailable
+from dotfight.store.sql_pages import Job as Prepare
 
 __all__ = ["Applied", "LogSlice", "Master", "NewPage", "Seat"]
 

@@ -34,7 +34,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
@@ -48,22 +48,17 @@ from dotfight.store.database import (
     is_database_trouble,
 )
 from dotfight.store.records import Answer, JobRefused
+from dotfight.store.sql_pages import AfterCommit, Together
+from dotfight.store.sql_pages import Job as Prepare
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-AfterCommit = Callable[[], None] | None
-Prepare = Callable[[Session], tuple[T, AfterCommit]]
 # Says why the database cannot take a write now (its file gone, its disk full), or None.
 WriteCheck = Callable[[], str | None]
 
 # Most jobs committed in one transaction (a bound on how long the first of them waits).
 MAX_BATCH = 64
-
-
-# Writes jobs of one kind (beside each other in a batch) in one go, answering each as it would alone;
-# None when they cannot be written together (the transaction is rolled back, each is then run alone).
-Together = Callable[[Session, Sequence[Prepare[Any]]], list[tuple[Any, AfterCommit]] | None]
 
 
 class _NotTogether(Exception):

@@ -40,9 +40,7 @@ class WorkThreads:
     def __init__(self, count: int, name: str) -> None:
         self._count = count
         self._name = name
-        self._calls: queue.SimpleQueue[tuple[Callable[..., None], tuple[Any, ...]] | None] = (
-            queue.SimpleQueue()
-        )
+        self._calls: queue.SimpleQueue[_Call | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
 
