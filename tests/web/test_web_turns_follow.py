@@ -52,7 +52,15 @@ def test_bars_follow_the_bots_turn(server: str, browser: Any, phone: Any, screen
     )
     p.page.evaluate(WATCH_RED_PEN)
     soldier, direction = aim_at_nearest_enemy(p.state())
+    version = p.state()["version"]
     p.drag(flick_path(soldier, direction, 150))
+    # A snipe through two men earns a bonus flick: blue then ends its turn, as a player would, so that
+    # Dawood-bot flicks next (without it, such a page waited for a red line that never came).
+    p.page.wait_for_function(f"window.dotfight.state().version > {version}", timeout=20000)
+    with httpx.Client(base_url=server, timeout=10) as http:
+        flicked = http.get(f"/api/pages/{page_id}/log").json()["entries"][version]
+    if any(event["type"] == "bonus" for event in flicked["events"]):
+        p.tap("[data-action=stop]")
     # Dawood-bot's line is drawn; then it is blue's move again.
     p.page.wait_for_function(
         "(() => { const s = window.dotfight.state(); return window.__redFrames.length > 3 "
