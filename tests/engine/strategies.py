@@ -227,14 +227,13 @@ def position_move(snap: Snapshot, side: str, rng: random.Random) -> Action | Non
     if not mine or not own_bases:
         return None
     movers = rng.sample(mine, rng.randint(1, min(4, len(mine))))
-    mover_ids = {s["id"] for s in movers}
-    taken = [(s["x"], s["y"]) for s in snap["soldiers"] if s["id"] not in mover_ids]
+    # Every dot's spot counts as taken, the movers' too: a mover who finds no free spot is left where he
+    # stands, and no spot given to a mover before him may overlap him there.
+    taken = [(s["x"], s["y"]) for s in snap["soldiers"]]
     moves = []
     for soldier in movers:
         spot = _spot_for(page, rng.choice(own_bases), taken, rng)
         if spot is None:
-            # Left where he stands, which still counts as taken.
-            taken.append((soldier["x"], soldier["y"]))
             continue
         taken.append(spot)
         moves.append({"id": soldier["id"], "x": spot[0], "y": spot[1]})
