@@ -5,7 +5,8 @@ pages whose rules make a move expensive.
 Work is handed over by value (JSON-able arguments, the engine's `State.to_json()`), through a
 `concurrent.futures.ProcessPoolExecutor` whose processes fork from a clean forkserver that has the
 worker modules imported already. A call that does not come back within its timeout has its processes
-replaced (a running call cannot be cancelled otherwise) and raises WorkerTimeout.
+replaced (a running call cannot be cancelled otherwise) and raises WorkerTimeout. Every worker ends
+when the server's process does, even one killed with SIGKILL (`_end_with_the_server`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.connection
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,6 +34,25 @@ class WorkerFailed(Exception):
 
 class WorkerTimeout(WorkerFailed):
     """A call did not come back within its timeout (its worker processes were replaced)."""
+
+
+def _end_with_the_server() -> None:
+    """Runs first in every worker process: a thread ends the worker when the server's process is gone.
+
+    A worker waits for calls on a pipe whose both ends it holds, and it holds the forkserver's "alive"
+    pipe too, so a server that was killed without stopping its pool (SIGKILL, the OOM killer) left
+    its workers, their forkserver and the resource tracker running for ever. The parent's sentinel
+    (multiprocessing's own pipe for exactly this) reads at end of file once the server is gone.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)  # nothing of the server's is left to answer: no clean-up to run
+
+    threading.Thread(target=watch, name="end-with-the-server", daemon=True).start()
 
 
 def _nothing() -> None:
@@ -53,7 +75,7 @@ class WorkerPool:
         # threads), with the engine (and the bot) already imported.
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(self._preload)
-        return ProcessPoolExecutor(self._processes, mp_context=context)
+        return ProcessPoolExecutor(self._processes, mp_context=context, initializer=_end_with_the_server)
 
     def warm_up(self) -> None:
         """Starts the worker processes now rather than at the first call."""

@@ -164,5 +164,24 @@ class ServerProcess:
                 return int(line.split()[1]) * 1024
         raise RuntimeError("no VmRSS line")
 
+    def descendants(self) -> set[int]:
+        """The process ids of the server's children, their children and so on, now (Linux /proc)."""
+        assert self.process is not None
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    # The field after the command's closing parenthesis: state, then the parent's id.
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue  # the process ended meanwhile
+                parents[int(entry.name)] = int(fields[1])
+        found: set[int] = set()
+        frontier = {self.process.pid}
+        while frontier:
+            frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+            found |= frontier
+        return found
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
