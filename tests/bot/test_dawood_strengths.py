@@ -104,6 +104,7 @@ def _wins(stronger: str, weaker: str, games: int, seed: int) -> int:
     )
     report = build_report(config, run_pages(config, workers=2))
     assert report["by_strength"][stronger]["pages"] == games
+    print(report["by_strength"])  # `-rP` shows it for a passing test
     return int(report["by_strength"][stronger]["wins"])
 
 
