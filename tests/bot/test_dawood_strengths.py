@@ -1,11 +1,21 @@
-"""The strengths are ordered: hard beats easy on most pages (a small seeded sample; the lab measures 200)."""
+"""The strengths form one ladder of depth and steadiness over one policy (docs/BOT.md, "Strengths"): each
+step searches deeper and slips less, all three arrange, judge and draw up flicks alike; and the ladder
+plays in order (a small seeded sample; the lab measures 200 pages)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from dotfight.bot import STRENGTHS
+from dotfight.bot import STRENGTHS, DawoodBot
+from dotfight.bot.board import Board
+from dotfight.bot.candidates import flick_candidates
+from dotfight.engine import RuleSet, State, apply, new_page
 from dotfight.lab import LabConfig, build_report, run_pages
+from tests.bot.test_dawood_choices import setup_done
+
+NAMES = ("easy", "normal", "hard")
 
 
 def test_stronger_bots_search_deeper_with_steadier_hands_and_only_easy_misjudges() -> None:
@@ -16,6 +26,67 @@ def test_stronger_bots_search_deeper_with_steadier_hands_and_only_easy_misjudges
     assert easy.evaluations() < normal.evaluations() < hard.evaluations()
     assert easy.noise > 0 and normal.noise == hard.noise == 0
     assert easy.wobble > normal.wobble > hard.wobble == 0
+
+
+def setup_log(strength: str, seed: int) -> list[tuple[str, dict[str, Any]]]:
+    """Every setup action two bots of one strength make on a Quick page, in order."""
+    bots = {"blue": DawoodBot(strength, seed=seed), "red": DawoodBot(strength, seed=seed + 1)}
+    state = new_page(RuleSet.preset("quick"), seed)
+    log: list[tuple[str, dict[str, Any]]] = []
+    while state.phase != "play":
+        side = state.actor
+        assert side is not None
+        action = bots[side].choose(state)
+        log.append((side, action))
+        state, _ = apply(state, side, action)
+    return log
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_every_strength_draws_its_bases_and_arranges_its_men_alike(seed: int) -> None:
+    # The arrangement is policy (men just outside, the bait): it is the seed's, not the strength's.
+    logs = [setup_log(name, seed) for name in NAMES]
+    assert any(action["type"] == "position" for _, action in logs[0])
+    assert logs[0] == logs[1] == logs[2]
+
+
+def played(state: State, plies: int) -> State:
+    """The page after `plies` actions of two normal bots: men crossed out, walls thinned."""
+    bots = {"blue": DawoodBot("normal", seed=21), "red": DawoodBot("normal", seed=22)}
+    for _ in range(plies):
+        side = state.actor
+        assert side is not None
+        state, _ = apply(state, side, bots[side].choose(state))
+    return state
+
+
+@pytest.mark.parametrize("plies", [0, 7])
+def test_every_strength_judges_a_flick_by_the_same_scoring(plies: int) -> None:
+    state = played(setup_done(RuleSet.preset("quick"), seed=4), plies)
+    side = state.actor
+    assert side is not None
+    board = Board.of(state)
+    actions = [c.action(board) for c in flick_candidates(board, side, STRENGTHS["hard"])][:6]
+    assert actions
+    for luck in (5, 2**100 + 17):
+        worths = {
+            name: [DawoodBot(name, seed=9)._trial(state, side, action, luck) for action in actions]
+            for name in NAMES
+        }
+        assert worths["easy"] == worths["normal"] == worths["hard"]
+        assert len(set(worths["hard"])) > 1  # the flicks are told apart, not all judged alike
+
+
+def test_easy_weighs_the_first_of_the_candidates_normal_and_hard_weigh() -> None:
+    # The same tactics, ranked the same way: fewer pairs only cut the list short.
+    state = played(setup_done(RuleSet.preset("quick"), seed=6), 5)
+    side = state.actor
+    assert side is not None
+    board = Board.of(state)
+    keys = {name: {c.key() for c in flick_candidates(board, side, STRENGTHS[name])} for name in NAMES}
+    assert keys["easy"] < keys["normal"] == keys["hard"]
+    kinds = {c.kind for c in flick_candidates(board, side, STRENGTHS["easy"])}
+    assert kinds == {"snipe", "lunge"}
 
 
 def test_hard_beats_easy_on_most_quick_pages() -> None:
@@ -33,6 +104,7 @@ def _wins(stronger: str, weaker: str, games: int, seed: int) -> int:
     )
     report = build_report(config, run_pages(config, workers=2))
     assert report["by_strength"][stronger]["pages"] == games
+    print(report["by_strength"])  # `-rP` shows it for a passing test
     return int(report["by_strength"][stronger]["wins"])
 
 

@@ -41,6 +41,13 @@ def figures_of(settings: dict[str, Any], *, twins: bool = True) -> dict[str, Any
     config = LabConfig(**settings)
     records, twin_records = run_lab(config, workers=default_workers(), twins=twins)
     figures: dict[str, Any] = build_report(config, records, twin_records)["figures"]
+    # The run's figures in the log (`-rP` shows them for a passing test): what the docs quote.
+    print(
+        {
+            name: figure and [figure["value"], figure["low"], figure["high"]]
+            for name, figure in figures.items()
+        }
+    )
     return figures
 
 
