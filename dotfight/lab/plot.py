@@ -84,6 +84,25 @@ SWEEP_PANELS = (
 )
 
 
+# Why a sweep's panel can be empty, for the figures that are measured only on request.
+NOT_MEASURED = {"walls_length_ratio": "not measured:\nthis sweep played no\nfree-walls twins (--no-twins)"}
+
+
+def _has_value(point: dict[str, Any], name: str) -> bool:
+    value = point["figures"].get(name)
+    return value is not None and value["value"] is not None
+
+
+def _not_measured(ax: Any, title: str, x_name: str, xs: list[float], why: str) -> None:
+    """Draws an empty panel over the sweep's range with the reason it is empty."""
+    if xs and min(xs) != max(xs):
+        ax.set_xlim(min(xs), max(xs))
+    ax.set_yticks([])
+    ax.text(0.5, 0.5, why, transform=ax.transAxes, ha="center", va="center", fontsize=9, wrap=True)
+    ax.set_title(title)
+    ax.set_xlabel(x_name)
+
+
 def draw_sweep(summary: dict[str, Any], path: str | Path) -> None:
     """Writes a PNG with one panel per figure: each point's value, its 95 % interval as a band, and
     the book's value ±20 % as a grey band where the book gives one. A grid of two parameters draws one
@@ -125,7 +144,12 @@ def draw_sweep(summary: dict[str, Any], path: str | Path) -> None:
     groups: dict[Any, list[dict[str, Any]]] = {}
     for point in points:
         groups.setdefault(point["params"].get(line_name) if line_name else None, []).append(point)
+    all_xs = [point["params"][x_name] for point in points]
     for ax, (name, title) in zip(axes.flat, panels, strict=True):
+        if not any(_has_value(point, name) for point in points):
+            # An empty panel would draw a meaningless axis: say why it is empty instead.
+            _not_measured(ax, title, x_name, all_xs, NOT_MEASURED.get(name, "no values in this sweep"))
+            continue
         band = target_band(name, sweep["preset"])
         if band is not None:
             ax.axhspan(*band, color="#cccccc", alpha=0.5, label="book ±20 %")

@@ -144,3 +144,28 @@ def test_bad_sweeps_are_refused_with_a_code(
     err = capsys.readouterr().err
     assert "bad_request" in err and message in err
     assert not out.exists()
+
+
+def test_a_sweep_without_twins_says_why_its_walls_panel_is_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.figure import Figure
+
+    drawn: list[Figure] = []
+    save = Figure.savefig
+
+    def keep(figure: Figure, *args: Any, **kwargs: Any) -> None:
+        drawn.append(figure)
+        save(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    out, picture = tmp_path / "out.json", tmp_path / "out.png"
+    args = ["lab", "sweep", *SMALL_ARGS, "--games", "2", "--seed", "1", "--param", "send_max=0,5"]
+    assert main([*args, "--no-twins", "--json", str(out), "--plot", str(picture)]) == 0
+    (figure,) = drawn
+    panels = {ax.get_title(): ax for ax in figure.axes}
+    walls = panels["page length: walls / free walls"]
+    assert any("--no-twins" in text.get_text() for text in walls.texts)
+    assert walls.get_xlim() == (0.0, 5.0)  # the sweep's range, not matplotlib's empty default
+    assert not walls.lines
+    assert panels["turns a page"].lines  # the measured figures are drawn as before
