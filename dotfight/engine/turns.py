@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .errors import GAME_OVER, IllegalAction
 from .flick import in_last_stand
 from .guards import require_actor, require_phase
@@ -94,9 +92,10 @@ def _stopped(state: State) -> State:
     """The state a stop leaves before the turn is passed: the chain dropped, or no flick left."""
     turn = state.turn
     assert turn is not None
-    if turn.chain is not None:
-        return evolve(state, turn=replace(turn, chain=None))
-    return evolve(state, turn=replace(turn, flicks_left=0))
+    # The Turn built field by field: `dataclasses.replace` costs several times more on this hot path.
+    flicks_left = turn.flicks_left if turn.chain is not None else 0
+    stopped = Turn(turn.side, turn.number, flicks_left, None, turn.sent, turn.last_stand, turn.flicked)
+    return evolve(state, turn=stopped)
 
 
 def check_resign(state: State, side: Side) -> None:
