@@ -7,6 +7,7 @@ so the bot, the lab, the server and the browser (through the server) never re-de
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .actions import parse_action, parse_side
@@ -148,19 +149,25 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
         return none  # already sent, no send size allowed, or nowhere else to walk to
     chain = turn.chain
     lunger = chain.soldier if chain is not None else None
-    # Who stands in which own base: `home` is the first wall enclosing each soldier, as `base_at` finds.
+    # Who stands in which own base: `home` is the first wall enclosing each soldier, as `base_at` finds,
+    # and `counted` tells that he holds it (standing, and the wall is his side's): own walls, own men.
     arrays = state.arrays
-    home, counted = arrays.home, arrays.counted
+    home = arrays.home
+    soldiers = state.soldiers
     men: dict[int, list[str]] = {i: [] for i in own}
-    standing_men = 0
-    for j, soldier in enumerate(state.soldiers):
-        if soldier.side == side and soldier.alive and not soldier.on_road:
-            standing_men += 1
-            if counted[j]:  # inside a wall of his own side
-                men[home[j]].append(soldier.id)
+    holders = 0
+    for j in itertools.compress(range(len(soldiers)), arrays.counted):
+        inside = men.get(home[j])
+        if inside is not None:
+            inside.append(soldiers[j].id)
+            holders += 1
     must_leave_one = chain is None and turn.flicks_left > 0
-    if must_leave_one and standing_men < 2:
-        return none  # whoever walked, nobody would be left to make the flick this turn owes
+    # Standing men outside the walls count too, but only where a send might take all but one of them.
+    standing_men = holders
+    if must_leave_one and holders <= send_max:
+        standing_men = sum(1 for s in soldiers if s.side == side and s.alive and not s.on_road)
+        if standing_men < 2:
+            return none  # whoever walked, nobody would be left to make the flick this turn owes
     bases = state.bases
     routes: dict[str, list[str]] = {}
     may_walk: dict[str, list[str]] = {}
