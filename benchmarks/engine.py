@@ -438,7 +438,9 @@ SEQUENCE = re.compile(
 DIGEST = re.compile(r"outcomes digest (?P<digest>[0-9a-f]+)")
 
 
-def run_against(other: Path, rounds: int, calls: int, pages: int, sequence_rounds: int) -> None:
+def run_against(
+    other: Path, rounds: int, calls: int, pages: int, sequence_rounds: int, only_sequence: bool
+) -> None:
     """Runs this script on this tree's engine and on `other`'s (`--tree`) in alternating subprocesses;
     prints each figure's median over the rounds and the ratio, and checks the outcomes are the same."""
     trees = {"this": TREE, "that": other.resolve()}
@@ -458,6 +460,7 @@ def run_against(other: Path, rounds: int, calls: int, pages: int, sequence_round
                 str(pages),
                 "--sequence-rounds",
                 str(sequence_rounds),
+                *(["--only-sequence"] if only_sequence else []),
             ]
             output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             figures = results[which]
@@ -536,7 +539,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.against is not None:
-        run_against(args.against, args.rounds, args.calls, args.pages, args.sequence_rounds)
+        run_against(
+            args.against, args.rounds, args.calls, args.pages, args.sequence_rounds, args.only_sequence
+        )
         return
     if args.only_sequence:
         bench_server_sequence(args.sequence_rounds)

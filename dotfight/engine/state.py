@@ -8,7 +8,9 @@ generator position and is exact through `State.from_json`.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import sys
 import threading
 from collections.abc import Callable
@@ -230,10 +232,11 @@ class Arrays:
     `all_x`, `all_y`, `all_r2` hold every circle at once, bases first, then soldiers' dots. `home[j]` is
     the base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall
     does; `counted[j]` tells whether he holds that wall (alive, off the road, the owner's);
-    `garrison[i]` counts base i's holders.
+    `garrison[i]` counts base i's holders, and `holders()` names them.
     """
 
     __slots__ = (
+        "_holders",
         "all_r2",
         "all_x",
         "all_y",
@@ -258,11 +261,24 @@ class Arrays:
     counted: list[bool]
     garrison: list[int]
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
+    _holders: list[tuple[str, ...]] | None  # `holders()`, once asked
+
+    def holders(self) -> list[tuple[str, ...]]:
+        """Returns, for each base, the ids of the soldiers who hold it (`counted`, with `home` that base)
+        in the soldiers' order; worked out once for these views (the turn options ask it every move)."""
+        if self._holders is None:
+            held: list[list[str]] = [[] for _ in range(self.n_bases + 1)]
+            home, soldiers = self.home, self.described
+            for j in itertools.compress(range(len(soldiers)), self.counted):
+                held[home[j]].append(soldiers[j].id)
+            self._holders = [tuple(ids) for ids in held[: self.n_bases]]
+        return self._holders
 
     @classmethod
     def build(cls, state: State) -> Arrays:
         """Computes the views from scratch (few, larger numpy steps: small ones cost ~1 µs each)."""
         new = cls()
+        new._holders = None
         soldiers = new.described = state.soldiers
         fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
@@ -298,9 +314,12 @@ class Arrays:
             return self
         if len(state.soldiers) != len(self.described):
             return Arrays.build(state)
-        changed = [
-            j for j, (a, b) in enumerate(zip(self.described, state.soldiers, strict=True)) if a is not b
-        ]
+        # Which soldiers are new objects, compared at C speed (`is not` pairwise, then their positions).
+        changed = list(
+            itertools.compress(
+                range(len(state.soldiers)), map(operator.is_not, self.described, state.soldiers)
+            )
+        )
         new = Arrays()
         new.described = state.soldiers
         if not changed:  # views are never written after they are made, so they can be shared
@@ -308,6 +327,7 @@ class Arrays:
                 if name != "described":
                     setattr(new, name, getattr(self, name))
             return new
+        new._holders = None
         new.n_bases = n_bases = self.n_bases
         new.all_r2 = self.all_r2
         new.r2s = self.r2s
@@ -623,6 +643,9 @@ _FIELD_NAMES = frozenset(f.name for f in fields(State))
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
 # Instance-dictionary key of an earlier state's arrays, from which this state's are patched when first used.
 _EARLIER_ARRAYS = "_earlier_arrays"
+# Everything a state's dictionary may hold besides its fields (tests/engine/test_state_memory.py checks
+# that this names every cached view of State).
+_CACHES = (*_INDEX_CACHES, "arrays", _EARLIER_ARRAYS)
 
 
 def evolve(state: State, **changes: Any) -> State:
@@ -635,19 +658,19 @@ def evolve(state: State, **changes: Any) -> State:
     """
     new = object.__new__(State)
     new_dict = new.__dict__
-    old_dict = state.__dict__
-    for name in _FIELD_NAMES:
-        new_dict[name] = old_dict[name]
+    new_dict.update(state.__dict__)  # the fields and the views (one C-level copy), then the changes
     new_dict.update(changes)
-    if "bases" not in changes:
-        for cache in _INDEX_CACHES:
-            if cache in old_dict:
-                new_dict[cache] = old_dict[cache]
-        arrays = old_dict.get("arrays", old_dict.get(_EARLIER_ARRAYS))
+    if len(new_dict) == len(_FIELD_NAMES):
+        return new  # no view to carry
+    if "bases" in changes:
+        for cache in _CACHES:
+            new_dict.pop(cache, None)
+    elif "soldiers" in changes:
+        arrays = new_dict.pop("arrays", None)
         if arrays is not None:
-            new_dict["arrays" if "soldiers" not in changes and "arrays" in old_dict else _EARLIER_ARRAYS] = (
-                arrays
-            )
+            new_dict[_EARLIER_ARRAYS] = arrays
+    elif "arrays" in new_dict:
+        new_dict.pop(_EARLIER_ARRAYS, None)  # the state's own arrays are carried; the earlier ones are not
     return new
 
 

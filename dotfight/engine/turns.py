@@ -71,8 +71,18 @@ def check_stop(state: State, side: Side) -> None:
     require_actor(state, side, "stop")
     turn = state.turn
     assert turn is not None
-    if turn.chain is None and not turn.flicked:
+    if not stop_allowed(turn):
         raise IllegalAction("stop_before_flick", "stop: a turn can only be ended early after its first flick")
+
+
+def stop_allowed(turn: Turn) -> bool:
+    """Tells whether the turn in play lets its side stop now (`check_stop`'s own rule, once the phase and
+    the actor are right): a pending chain may always be dropped, a turn ended once it has flicked.
+
+    >>> stop_allowed(Turn("blue", 1, 1)), stop_allowed(Turn("blue", 1, 0, flicked=True))
+    (False, True)
+    """
+    return turn.chain is not None or turn.flicked
 
 
 def stop_ends_turn(state: State) -> bool:
