@@ -1,7 +1,19 @@
-"""Engine benchmark: the cost of one resolved snipe and lunge, and whole pages of random legal play.
+"""Engine benchmark: the server's engine work per move, one resolved snipe and lunge, and whole pages.
 
-Builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness on,
-some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
+First the server's per-move sequence (issue 12): what an engine thread of the server does for every
+action — `apply`, then `turn_options` of the new state (`events_on_the_wire` asks it once when there are
+events), and `State.to_json` every 8th version and at the end (the store's checkpoint) — over a mix of
+pages from their first action: the server benchmark's soft snipes (benchmarks/server.py: each side
+flicks its soldiers in turn straight at its own edge) on 8 quick pages, and real pages (the four golden
+pages, four Dawood-bot pages and four pages of random legal play: lunges, chains, sends, arrivals, set-up
+and the end). Prints µs per move for the whole sequence and its three parts (the median of
+`--sequence-rounds` rounds, collector off while timing), the containers each move leaves alive (the
+collector's young-generation count grows by them: the new state's parts, the events, the options and the
+checkpoint, which the server holds until they are sent and stored), and a digest of every outcome
+(events, options, checkpoints) that must not change with a speed-up.
+
+Then builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness
+on, some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
 flicks (random shooter, aim and power), printing the median and p90 in microseconds in three situations:
 "opened" (a state just rebuilt from storage: the per-state views are built from scratch), "next" (the
 state after a flick that changed one soldier: the views are carried over and patched), and "warm" (the
@@ -10,14 +22,16 @@ views already built).
 Then plays whole quick-preset pages with the random legal player of tests/engine/strategies.py and
 prints pages per second, with and without the player's own cost (replaying the recorded logs).
 
-    python3 benchmarks/engine.py                  # about 10 s
+    python3 benchmarks/engine.py                  # about 20 s
+    python3 benchmarks/engine.py --only-sequence  # the server's per-move sequence alone
     python3 benchmarks/engine.py --calls 20000 --pages 200
     python3 benchmarks/engine.py --profile        # cProfile of the snipe and lunge paths, and of replay
     python3 benchmarks/engine.py --against /tmp/engine-old --rounds 3   # interleaved with another tree
 
-`--against DIR` runs this script and DIR's own `benchmarks/engine.py` (an older checkout, e.g. made
-with `git archive <commit> dotfight tests benchmarks | tar -x -C DIR`) in alternating subprocesses and
-prints each figure's median over the rounds for both, and the ratio this/that (below 1: faster here).
+`--against DIR` runs this script in alternating subprocesses on this tree's engine and on DIR's (an
+older checkout, e.g. made with `git archive <commit> dotfight tests benchmarks | tar -x -C DIR`, imported
+with `--tree DIR`), prints each figure's median over the rounds for both and the ratio this/that (below
+1: faster here), and whether every outcome of the per-move sequence is the same in both trees.
 
 It also times the rule questions of `dotfight.engine.query` (`refusal`, `turn_options`) and a convoy's
 arrival (the bounded free-spot search) on the same kind of page.
