@@ -57,6 +57,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -420,10 +421,46 @@ def count_and_digest(sequences: list[Sequence]) -> tuple[dict[str, float], str]:
     return figures, digest.hexdigest()[:16]
 
 
+def held_kb(sequences: list[Sequence]) -> dict[str, float]:
+    """Returns, per group, the KB a page's state holds in memory after its last move (its own views
+    included), as the server keeps it: each page played through `apply` and `turn_options` and its final
+    state kept (a first pass leaves the views shared between pages already made)."""
+
+    def final_states(group: list[Sequence]) -> list[State]:
+        kept = []
+        for sequence in group:
+            state = sequence.start()
+            for side, action in sequence.moves:
+                state, events = apply(state, side, action)
+                if events:
+                    turn_options(state)
+            kept.append(state)
+        return kept
+
+    groups: dict[str, list[Sequence]] = {"all moves": sequences}
+    for sequence in sequences:
+        groups.setdefault(sequence.group, []).append(sequence)
+    final_states(sequences)
+    figures = {}
+    for name, group in groups.items():
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept = final_states(group)
+            gc.collect()
+            figures[name] = (tracemalloc.get_traced_memory()[0] - before) / len(kept) / 1024
+        finally:
+            tracemalloc.stop()
+        del kept
+    return figures
+
+
 def bench_server_sequence(rounds: int) -> None:
     """Prints µs per move of the server's engine work over the mix, its parts, and containers per move."""
     sequences = server_sequences()
     kept, digest = count_and_digest(sequences)
+    memory = held_kb(sequences)
     timings = time_sequences(sequences, rounds)
     print(
         f"server's per-move sequence (apply → turn_options → to_json every {CHECKPOINT_EVERY}th), median of "
@@ -434,7 +471,7 @@ def bench_server_sequence(rounds: int) -> None:
         print(
             f"  {group:11} sequence {figures['sequence']:7.1f} µs   apply {figures['apply']:6.1f}   "
             f"turn_options {figures['turn_options']:6.1f}   to_json {figures['to_json']:6.1f}   "
-            f"containers {kept[group]:6.1f}   ({moves} moves)"
+            f"containers {kept[group]:6.1f}   state {memory[group]:5.1f} KB   ({moves} moves)"
         )
 
 
@@ -447,7 +484,7 @@ PAGES = re.compile(
 SEQUENCE = re.compile(
     r"^\s*(?P<group>soft snipes|real pages|all moves)\s+sequence\s+(?P<sequence>[\d.]+) µs\s+"
     r"apply\s+(?P<apply>[\d.]+)\s+turn_options\s+(?P<turn_options>[\d.]+)\s+to_json\s+(?P<to_json>[\d.]+)"
-    r"\s+containers\s+(?P<containers>[\d.]+)"
+    r"\s+containers\s+(?P<containers>[\d.]+)\s+state\s+(?P<state>[\d.]+) KB"
 )
 DIGEST = re.compile(r"outcomes digest (?P<digest>[0-9a-f]+)")
 
@@ -491,6 +528,8 @@ def run_against(
                         figures.setdefault(name, []).append(float(match[part]))
                     name = f"server move, {match['group']}: containers"
                     figures.setdefault(name, []).append(float(match["containers"]))
+                    name = f"server move, {match['group']}: state held (KB)"
+                    figures.setdefault(name, []).append(float(match["state"]))
                 if match := DIGEST.search(line):
                     digests[which].add(match["digest"])
     print(f"{rounds} interleaved rounds, median of each figure; ratio = this / that")

@@ -7,6 +7,7 @@ so the bot, the lab, the server and the browser (through the server) never re-de
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .actions import parse_action, parse_side
@@ -150,14 +151,21 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     lunger = chain.soldier if chain is not None else None
     # Who stands in which own base: `home` is the first wall enclosing each soldier, as `base_at` finds,
     # and `counted` tells that he holds it (standing, and the wall is his side's): own walls, own men.
-    held = state.arrays.holders()
-    men = {i: held[i] for i in own}
-    holders = sum(len(inside) for inside in men.values())
+    # (Worked out per call, not kept with the views: a page in memory would hold them, ≈ 1 KB.)
+    arrays = state.arrays
+    home, soldiers = arrays.home, state.soldiers
+    men: dict[int, list[str]] = {i: [] for i in own}
+    holders = 0
+    for j in itertools.compress(range(len(soldiers)), arrays.counted):
+        inside = men.get(home[j])
+        if inside is not None:
+            inside.append(soldiers[j].id)
+            holders += 1
     must_leave_one = chain is None and turn.flicks_left > 0
     # Standing men outside the walls count too, but only where a send might take all but one of them.
     standing_men = holders
     if must_leave_one and holders <= send_max:
-        standing_men = sum(1 for s in state.soldiers if s.side == side and s.alive and not s.on_road)
+        standing_men = sum(1 for s in soldiers if s.side == side and s.alive and not s.on_road)
         if standing_men < 2:
             return none  # whoever walked, nobody would be left to make the flick this turn owes
     bases = state.bases

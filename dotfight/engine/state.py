@@ -232,11 +232,10 @@ class Arrays:
     `all_x`, `all_y`, `all_r2` hold every circle at once, bases first, then soldiers' dots. `home[j]` is
     the base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall
     does; `counted[j]` tells whether he holds that wall (alive, off the road, the owner's);
-    `garrison[i]` counts base i's holders, and `holders()` names them.
+    `garrison[i]` counts base i's holders.
     """
 
     __slots__ = (
-        "_holders",
         "all_r2",
         "all_x",
         "all_y",
@@ -261,24 +260,11 @@ class Arrays:
     counted: list[bool]
     garrison: list[int]
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
-    _holders: list[tuple[str, ...]] | None  # `holders()`, once asked
-
-    def holders(self) -> list[tuple[str, ...]]:
-        """Returns, for each base, the ids of the soldiers who hold it (`counted`, with `home` that base)
-        in the soldiers' order; worked out once for these views (the turn options ask it every move)."""
-        if self._holders is None:
-            held: list[list[str]] = [[] for _ in range(self.n_bases + 1)]
-            home, soldiers = self.home, self.described
-            for j in itertools.compress(range(len(soldiers)), self.counted):
-                held[home[j]].append(soldiers[j].id)
-            self._holders = [tuple(ids) for ids in held[: self.n_bases]]
-        return self._holders
 
     @classmethod
     def build(cls, state: State) -> Arrays:
         """Computes the views from scratch (few, larger numpy steps: small ones cost ~1 µs each)."""
         new = cls()
-        new._holders = None
         soldiers = new.described = state.soldiers
         fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
@@ -327,7 +313,6 @@ class Arrays:
                 if name != "described":
                     setattr(new, name, getattr(self, name))
             return new
-        new._holders = None
         new.n_bases = n_bases = self.n_bases
         new.all_r2 = self.all_r2
         new.r2s = self.r2s
@@ -413,7 +398,9 @@ class State:
     @cached_property
     def arrays(self) -> Arrays:
         """Numpy arrays of bases and soldiers for the snipe and lunge hot paths."""
-        earlier: Arrays | None = self.__dict__.get(_EARLIER_ARRAYS)
+        # Patched from the earlier state's arrays, which this state then lets go: a page in memory keeps
+        # one set of views, not two.
+        earlier: Arrays | None = self.__dict__.pop(_EARLIER_ARRAYS, None)
         if earlier is not None:
             return earlier.patched(self)
         return Arrays.build(self)

@@ -92,6 +92,7 @@ def test_evolve_carries_exactly_the_views_that_stay_valid() -> None:
     later = evolve(moved, rng=moved.rng + 1)  # not yet patched: the earlier arrays go on
     assert later.__dict__["_earlier_arrays"] is page.arrays and "arrays" not in later.__dict__
     assert moved.arrays.xs[moved.arrays.n_bases] == page.soldiers[0].x + 1  # patched for the moved man
+    assert "_earlier_arrays" not in moved.__dict__  # once patched, a page keeps one set of views
     after = evolve(moved, rng=moved.rng + 1)  # patched: its own arrays go on, the earlier ones not
     assert after.__dict__["arrays"] is moved.arrays and "_earlier_arrays" not in after.__dict__
     redrawn = evolve(page, bases=page.bases[:-1])
