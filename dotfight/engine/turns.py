@@ -46,7 +46,11 @@ def turn_is_spent(state: State) -> bool:
     >>> turn_is_spent(page), page.turn.flicks_left
     (False, 1)
     """
-    turn = state.turn
+    return _spent(state, state.turn)
+
+
+def _spent(state: State, turn: Turn | None) -> bool:
+    """`turn_is_spent` of the page with this turn in play (asked of a stop's turn without making its page)."""
     if state.phase != "play" or turn is None or turn.chain is not None:
         return False
     return turn.flicks_left <= 0 or not any(
@@ -95,17 +99,21 @@ def stop_ends_turn(state: State) -> bool:
     >>> stop_ends_turn(page)  # a stop before the first flick is refused, but would end the turn
     True
     """
-    return turn_is_spent(_stopped(state))
+    return _spent(state, _stopped_turn(state))
 
 
 def _stopped(state: State) -> State:
     """The state a stop leaves before the turn is passed: the chain dropped, or no flick left."""
+    return evolve(state, turn=_stopped_turn(state))
+
+
+def _stopped_turn(state: State) -> Turn:
+    """The turn a stop leaves: the chain dropped, or no flick left."""
     turn = state.turn
     assert turn is not None
     # The Turn built field by field: `dataclasses.replace` costs several times more on this hot path.
     flicks_left = turn.flicks_left if turn.chain is not None else 0
-    stopped = Turn(turn.side, turn.number, flicks_left, None, turn.sent, turn.last_stand, turn.flicked)
-    return evolve(state, turn=stopped)
+    return Turn(turn.side, turn.number, flicks_left, None, turn.sent, turn.last_stand, turn.flicked)
 
 
 def check_resign(state: State, side: Side) -> None:
