@@ -1,7 +1,19 @@
-"""Engine benchmark: the cost of one resolved snipe and lunge, and whole pages of random legal play.
+"""Engine benchmark: the server's engine work per move, one resolved snipe and lunge, and whole pages.
 
-Builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness on,
-some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
+First the server's per-move sequence (issue 12): what an engine thread of the server does for every
+action — `apply`, then `turn_options` of the new state (`events_on_the_wire` asks it once when there are
+events), and `State.to_json` every 8th version and at the end (the store's checkpoint) — over a mix of
+pages from their first action: the server benchmark's soft snipes (benchmarks/server.py: each side
+flicks its soldiers in turn straight at its own edge) on 8 quick pages, and real pages (the four golden
+pages, four Dawood-bot pages and four pages of random legal play: lunges, chains, sends, arrivals, set-up
+and the end). Prints µs per move for the whole sequence and its three parts (the median of
+`--sequence-rounds` rounds, collector off while timing), the containers each move leaves alive (the
+collector's young-generation count grows by them: the new state's parts, the events, the options and the
+checkpoint, which the server holds until they are sent and stored), and a digest of every outcome
+(events, options, checkpoints) that must not change with a speed-up.
+
+Then builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness
+on, some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
 flicks (random shooter, aim and power), printing the median and p90 in microseconds in three situations:
 "opened" (a state just rebuilt from storage: the per-state views are built from scratch), "next" (the
 state after a flick that changed one soldier: the views are carried over and patched), and "warm" (the
@@ -10,14 +22,16 @@ views already built).
 Then plays whole quick-preset pages with the random legal player of tests/engine/strategies.py and
 prints pages per second, with and without the player's own cost (replaying the recorded logs).
 
-    python3 benchmarks/engine.py                  # about 10 s
+    python3 benchmarks/engine.py                  # about 20 s
+    python3 benchmarks/engine.py --only-sequence  # the server's per-move sequence alone
     python3 benchmarks/engine.py --calls 20000 --pages 200
     python3 benchmarks/engine.py --profile        # cProfile of the snipe and lunge paths, and of replay
     python3 benchmarks/engine.py --against /tmp/engine-old --rounds 3   # interleaved with another tree
 
-`--against DIR` runs this script and DIR's own `benchmarks/engine.py` (an older checkout, e.g. made
-with `git archive <commit> dotfight tests benchmarks | tar -x -C DIR`) in alternating subprocesses and
-prints each figure's median over the rounds for both, and the ratio this/that (below 1: faster here).
+`--against DIR` runs this script in alternating subprocesses on this tree's engine and on DIR's (an
+older checkout, e.g. made with `git archive <commit> dotfight tests benchmarks | tar -x -C DIR`, imported
+with `--tree DIR`), prints each figure's median over the rounds for both and the ratio this/that (below
+1: faster here), and whether every outcome of the per-move sequence is the same in both trees.
 
 It also times the rule questions of `dotfight.engine.query` (`refusal`, `turn_options`) and a convoy's
 arrival (the bounded free-spot search) on the same kind of page.
@@ -31,6 +45,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import dataclasses
+import functools
+import gc
+import hashlib
+import json
 import math
 import pstats
 import random
@@ -39,16 +57,29 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# Run as a plain script from anywhere: the random legal player lives in the test tree.
+# Run as a plain script from anywhere: the random legal player lives in the test tree. With `--tree DIR`
+# the engine (and the player) are imported from another checkout instead: `--against` times both trees
+# with this one script.
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+TREE = Path(sys.argv[sys.argv.index("--tree") + 1]).resolve() if "--tree" in sys.argv else REPO_ROOT
+if str(TREE) not in sys.path:
+    sys.path.insert(0, str(TREE))
 
-from dotfight.engine import Replay, RuleSet, State, apply, new_page, resolve_lunge, resolve_snipe  # noqa: E402
+from dotfight.engine import (  # noqa: E402
+    Replay,
+    RuleSet,
+    State,
+    apply,
+    new_page,
+    resolve_lunge,
+    resolve_snipe,
+    turn_options,
+)
 from dotfight.engine.state import evolve_soldiers  # noqa: E402
 from tests.engine.strategies import legal_action, play_page  # noqa: E402
 
@@ -189,8 +220,8 @@ def bench_questions(calls: int) -> None:
             state, _ = apply(state, side, {"type": kind})
         flick = {"type": "flick", "soldier": "b1s1", "kind": "snipe", "vector": [0.0, -100.0]}
         figures = {
-            "refusal": per_call_us(lambda s=state, a=flick: refusal(s, "blue", a), calls),
-            "turn_options": per_call_us(lambda s=state: turn_options(s), max(1, calls // 20)),
+            "refusal": per_call_us(functools.partial(refusal, state, "blue", flick), calls),
+            "turn_options": per_call_us(functools.partial(turn_options, state), max(1, calls // 20)),
         }
         men = [s.id for s in state.soldiers if s.id.startswith("b1s")][:5]
         sent, _ = apply(state, "blue", {"type": "send", "from": "b1", "to": "b3", "soldiers": men})
@@ -198,7 +229,7 @@ def bench_questions(calls: int) -> None:
             sent, "blue", {"type": "flick", "soldier": "b3s1", "kind": "snipe", "vector": [1.0, 0.0]}
         )
         arriving = {"type": "flick", "soldier": "b2s1", "kind": "snipe", "vector": [-1.0, 0.0]}
-        figures["arrival"] = per_call_us(lambda s=sent, a=arriving: apply(s, "red", a), max(1, calls // 20))
+        figures["arrival"] = per_call_us(functools.partial(apply, sent, "red", arriving), max(1, calls // 20))
         print(
             f"  {preset:6} questions: " + "   ".join(f"{name} {us:7.1f} µs" for name, us in figures.items())
         )
@@ -215,34 +246,302 @@ def per_call_us(call: Callable[[], object], calls: int) -> float:
     return statistics.median(batches)
 
 
+# ---- the server's per-move sequence (issue 12) -----------------------------------------------------
+
+# The store keeps the private state (`State.to_json`) every this many versions and at the end
+# (dotfight/server/pages/authority.py `checkpoint_of`, CACHE_EVERY).
+CHECKPOINT_EVERY = 8
+# benchmarks/server.py's soft pull: short, sure ink that stays in the flicker's own half.
+SOFT_PULL = 40.0
+GOLDEN_DIR = Path(__file__).resolve().parents[1] / "tests" / "engine" / "golden"
+
+Move = tuple[str, Any]
+
+
+@dataclasses.dataclass
+class Sequence:
+    """A page's moves from its blank page: `start` builds the page (fresh every round)."""
+
+    group: str
+    start: Callable[[], State]
+    moves: list[Move]
+
+
+def soft_snipe_moves(start: State, count: int) -> list[Move]:
+    """`count` soft snipes as benchmarks/server.py plays them: each side in turn flicks its soldiers one
+    after the other (by their order in the snapshot) straight towards its own edge of the page."""
+    alive = {side: [s.id for s in start.soldiers if s.side == side and s.alive] for side in ("blue", "red")}
+    moves: list[Move] = []
+    state = start
+    for made in range(count):
+        side = state.actor
+        assert side is not None
+        soldier = alive[side][made % len(alive[side])]
+        direction = 1.0 if side == "blue" else -1.0
+        vector = [0.0, direction * SOFT_PULL]
+        action = {"type": "flick", "soldier": soldier, "kind": "snipe", "vector": vector}
+        state, _ = apply(state, side, action)
+        moves.append((side, action))
+    return moves
+
+
+def bot_moves(rules: RuleSet, seed: int, strength: str) -> list[Move]:
+    """The log of a page Dawood-bot plays against itself (at most 400 actions)."""
+    from dotfight.bot import DawoodBot
+
+    bots = {"blue": DawoodBot(strength, seed=seed + 1), "red": DawoodBot(strength, seed=seed + 2)}
+    state = new_page(rules, seed)
+    moves: list[Move] = []
+    while state.actor is not None and len(moves) < 400:
+        side = state.actor
+        action = bots[side].choose(state)
+        state, _ = apply(state, side, action)
+        moves.append((side, action))
+    return moves
+
+
+def server_sequences() -> list[Sequence]:
+    """The mix: the server benchmark's soft snipes on quick pages (from the first turn of play), and real
+    pages from their first action — the golden pages, Dawood-bot pages and random legal play (lunges,
+    chains, sends, set-up and the end)."""
+    sequences = []
+    for seed in range(1, 9):
+        rules = RuleSet.preset("quick")
+        ready = new_page(rules, seed)
+        for side, kind in (("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")):
+            ready, _ = apply(ready, side, {"type": kind})
+        moves = [("blue", {"type": "quick_setup"}), ("blue", {"type": "ready"}), ("red", {"type": "ready"})]
+        moves += soft_snipe_moves(ready, 150)
+        sequences.append(Sequence("soft snipes", functools.partial(new_page, rules, seed), moves))
+    for path in sorted(GOLDEN_DIR.glob("*.json")):
+        record = json.loads(path.read_text())
+        rules = RuleSet.from_json(record["rules"])
+        seed = int(record["seed"], 16)
+        moves = [(entry["side"], entry["action"]) for entry in record["actions"]]
+        sequences.append(Sequence("real pages", functools.partial(new_page, rules, seed), moves))
+    bot_pages = (("quick", 3, "normal"), ("quick", 4, "easy"), ("classic", 5, "easy"), ("dawood", 6, "easy"))
+    for preset, seed, strength in bot_pages:
+        rules = RuleSet.preset(preset)
+        moves = bot_moves(rules, seed, strength)
+        sequences.append(Sequence("real pages", functools.partial(new_page, rules, seed), moves))
+    for seed in range(4):
+        rules = RuleSet.preset("quick")
+        page = play_page(rules, seed, random.Random(seed))
+        moves = [(entry["side"], entry["action"]) for entry in page.log]
+        sequences.append(Sequence("real pages", functools.partial(new_page, rules, seed), moves))
+    return sequences
+
+
+def server_move(state: State, side: str, action: Any) -> tuple[State, list[dict[str, Any]], Any, Any]:
+    """One move as the server's engine thread makes it: `apply`, the new turn's options for the wire
+    (`events_on_the_wire` asks `turn_options` once when there are events), and the store's checkpoint
+    (`State.to_json`) every CHECKPOINT_EVERY versions and at the end."""
+    state, events = apply(state, side, action)
+    options = turn_options(state) if events else None
+    checkpoint = state.to_json() if state.version % CHECKPOINT_EVERY == 0 or state.phase == "over" else None
+    return state, events, options, checkpoint
+
+
+def time_sequences(sequences: list[Sequence], rounds: int) -> dict[str, dict[str, float]]:
+    """Returns, per group and for all moves, the median over `rounds` of µs per move: the whole sequence,
+    and apply / turn options / to_json apart (the collector off while timing: its cost is counted as
+    containers below)."""
+    clock = time.perf_counter_ns
+    per_round: dict[str, dict[str, list[float]]] = {}
+    moves_in: dict[str, int] = {}
+    for sequence in sequences:
+        moves_in[sequence.group] = moves_in.get(sequence.group, 0) + len(sequence.moves)
+    moves_in["all moves"] = sum(len(s.moves) for s in sequences)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            spent: dict[str, list[int]] = {group: [0, 0, 0, 0] for group in moves_in}
+            for sequence in sequences:
+                state = sequence.start()
+                parts = spent[sequence.group]
+                for side, action in sequence.moves:
+                    t0 = clock()
+                    state, events = apply(state, side, action)
+                    t1 = clock()
+                    if events:
+                        turn_options(state)
+                    t2 = clock()
+                    if state.version % CHECKPOINT_EVERY == 0 or state.phase == "over":
+                        state.to_json()
+                    t3 = clock()
+                    parts[0] += t3 - t0
+                    parts[1] += t1 - t0
+                    parts[2] += t2 - t1
+                    parts[3] += t3 - t2
+            for group, parts in list(spent.items()):
+                if group != "all moves":
+                    spent["all moves"] = [a + b for a, b in zip(spent["all moves"], parts, strict=True)]
+            for group, parts in spent.items():
+                figures = per_round.setdefault(group, {})
+                for name, ns in zip(("sequence", "apply", "turn_options", "to_json"), parts, strict=True):
+                    figures.setdefault(name, []).append(ns / 1000.0 / moves_in[group])
+            gc.collect()
+    finally:
+        gc.enable()
+    return {
+        group: {name: statistics.median(values) for name, values in figures.items()}
+        for group, figures in per_round.items()
+    }
+
+
+def count_and_digest(sequences: list[Sequence]) -> tuple[dict[str, float], str]:
+    """Returns the containers each move leaves alive per group (the collector's young-generation count
+    grows by them: the new state's parts, the events, the options and the checkpoint, which the server
+    holds until they are sent and stored), and a digest of every outcome (events, options, checkpoints)
+    that must be the same in every tree."""
+    digest = hashlib.sha256()
+    kept: dict[str, list[int]] = {}
+    gc.collect()
+    gc.disable()
+    # The count only falls while it is above zero: a cushion keeps frees of earlier states counted.
+    cushion: list[list[int]] = [[] for _ in range(200_000)]
+    try:
+        for sequence in sequences:
+            state = sequence.start()
+            tally = kept.setdefault(sequence.group, [0, 0])
+            for side, action in sequence.moves:
+                previous = state  # still held while the move is counted: its frees are not the move's
+                before = gc.get_count()[0]
+                state, events, options, checkpoint = server_move(previous, side, action)
+                tally[0] += gc.get_count()[0] - before
+                tally[1] += 1
+                digest.update(json.dumps([events, options, checkpoint]).encode())
+                del previous, events, options, checkpoint
+    finally:
+        del cushion
+        gc.enable()
+    figures = {group: total / moves for group, (total, moves) in kept.items()}
+    figures["all moves"] = sum(t for t, _ in kept.values()) / sum(m for _, m in kept.values())
+    return figures, digest.hexdigest()[:16]
+
+
+def held_kb(sequences: list[Sequence]) -> dict[str, float]:
+    """Returns, per group, the KB a page's state holds in memory after its last move (its own views
+    included), as the server keeps it: each page played through `apply` and `turn_options` and its final
+    state kept (a first pass leaves the views shared between pages already made)."""
+
+    def final_states(group: list[Sequence]) -> list[State]:
+        kept = []
+        for sequence in group:
+            state = sequence.start()
+            for side, action in sequence.moves:
+                state, events = apply(state, side, action)
+                if events:
+                    turn_options(state)
+            kept.append(state)
+        return kept
+
+    groups: dict[str, list[Sequence]] = {"all moves": sequences}
+    for sequence in sequences:
+        groups.setdefault(sequence.group, []).append(sequence)
+    final_states(sequences)
+    figures = {}
+    for name, group in groups.items():
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept = final_states(group)
+            gc.collect()
+            figures[name] = (tracemalloc.get_traced_memory()[0] - before) / len(kept) / 1024
+        finally:
+            tracemalloc.stop()
+        del kept
+    return figures
+
+
+def bench_server_sequence(rounds: int) -> None:
+    """Prints µs per move of the server's engine work over the mix, its parts, and containers per move."""
+    sequences = server_sequences()
+    kept, digest = count_and_digest(sequences)
+    memory = held_kb(sequences)
+    timings = time_sequences(sequences, rounds)
+    print(
+        f"server's per-move sequence (apply → turn_options → to_json every {CHECKPOINT_EVERY}th), median of "
+        f"{rounds} rounds, µs per move; outcomes digest {digest}"
+    )
+    for group, figures in timings.items():
+        moves = sum(len(s.moves) for s in sequences if group in ("all moves", s.group))
+        print(
+            f"  {group:11} sequence {figures['sequence']:7.1f} µs   apply {figures['apply']:6.1f}   "
+            f"turn_options {figures['turn_options']:6.1f}   to_json {figures['to_json']:6.1f}   "
+            f"containers {kept[group]:6.1f}   state {memory[group]:5.1f} KB   ({moves} moves)"
+        )
+
+
 FIGURE = re.compile(
     r"^\s*(?P<kind>snipe|lunge)\s+opened\s+(?P<opened>[\d.]+).*?next\s+(?P<next>[\d.]+).*?warm\s+(?P<warm>[\d.]+)"
 )
 PAGES = re.compile(
     r"^\s*(?P<name>random legal play|replay of the same logs)[^:]*:\s+(?P<rate>[\d.]+) pages/s"
 )
+SEQUENCE = re.compile(
+    r"^\s*(?P<group>soft snipes|real pages|all moves)\s+sequence\s+(?P<sequence>[\d.]+) µs\s+"
+    r"apply\s+(?P<apply>[\d.]+)\s+turn_options\s+(?P<turn_options>[\d.]+)\s+to_json\s+(?P<to_json>[\d.]+)"
+    r"\s+containers\s+(?P<containers>[\d.]+)\s+state\s+(?P<state>[\d.]+) KB"
+)
+DIGEST = re.compile(r"outcomes digest (?P<digest>[0-9a-f]+)")
 
 
-def run_against(other: Path, rounds: int, calls: int, pages: int) -> None:
-    """Runs this script and `other`'s in alternating subprocesses; prints medians and ratios."""
-    scripts = {"this": Path(__file__).resolve(), "that": other.resolve() / "benchmarks" / "engine.py"}
+def run_against(
+    other: Path, rounds: int, calls: int, pages: int, sequence_rounds: int, only_sequence: bool
+) -> None:
+    """Runs this script on this tree's engine and on `other`'s (`--tree`) in alternating subprocesses;
+    prints each figure's median over the rounds and the ratio, and checks the outcomes are the same."""
+    trees = {"this": TREE, "that": other.resolve()}
     results: dict[str, dict[str, list[float]]] = {"this": {}, "that": {}}
+    digests: dict[str, set[str]] = {"this": set(), "that": set()}
     for round_number in range(rounds):
         order = ("that", "this") if round_number % 2 else ("this", "that")
         for which in order:
-            command = [sys.executable, str(scripts[which]), "--calls", str(calls), "--pages", str(pages)]
+            command = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--tree",
+                str(trees[which]),
+                "--calls",
+                str(calls),
+                "--pages",
+                str(pages),
+                "--sequence-rounds",
+                str(sequence_rounds),
+                *(["--only-sequence"] if only_sequence else []),
+            ]
             output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            figures = results[which]
             for line in output.splitlines():
                 if match := FIGURE.match(line):
                     for situation in ("opened", "next", "warm"):
                         name = f"{match['kind']} {situation} (µs)"
-                        results[which].setdefault(name, []).append(float(match[situation]))
+                        figures.setdefault(name, []).append(float(match[situation]))
                 elif match := PAGES.match(line):
-                    results[which].setdefault(f"{match['name']} (pages/s)", []).append(float(match["rate"]))
+                    figures.setdefault(f"{match['name']} (pages/s)", []).append(float(match["rate"]))
+                elif match := SEQUENCE.match(line):
+                    for part in ("sequence", "apply", "turn_options", "to_json"):
+                        name = f"server move, {match['group']}: {part} (µs)"
+                        figures.setdefault(name, []).append(float(match[part]))
+                    name = f"server move, {match['group']}: containers"
+                    figures.setdefault(name, []).append(float(match["containers"]))
+                    name = f"server move, {match['group']}: state held (KB)"
+                    figures.setdefault(name, []).append(float(match["state"]))
+                if match := DIGEST.search(line):
+                    digests[which].add(match["digest"])
     print(f"{rounds} interleaved rounds, median of each figure; ratio = this / that")
     for name, values in results["this"].items():
         mine, theirs = statistics.median(values), statistics.median(results["that"].get(name, [math.nan]))
-        print(f"  {name:40} this {mine:8.1f}   that {theirs:8.1f}   ratio {mine / theirs:5.2f}")
+        print(f"  {name:52} this {mine:8.1f}   that {theirs:8.1f}   ratio {mine / theirs:5.2f}")
+    same = digests["this"] == digests["that"] and len(digests["this"]) == 1
+    verdict = "the same" if same else "DIFFERENT"
+    print(
+        f"outcomes (events, options, checkpoints of every move): {verdict} "
+        f"(this {sorted(digests['this'])}, that {sorted(digests['that'])})"
+    )
 
 
 def profile_resolution(state: State, calls: int) -> None:
@@ -284,15 +583,28 @@ def main() -> None:
     )
     parser.add_argument("--against", type=Path, help="another checkout to compare with, interleaved")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --against")
+    parser.add_argument(
+        "--sequence-rounds", type=int, default=5, help="rounds of the server's per-move sequence (median)"
+    )
+    parser.add_argument("--tree", type=Path, help="import the engine from this checkout instead")
+    parser.add_argument(
+        "--only-sequence", action="store_true", help="time only the server's per-move sequence"
+    )
     args = parser.parse_args()
     if args.against is not None:
-        run_against(args.against, args.rounds, args.calls, args.pages)
+        run_against(
+            args.against, args.rounds, args.calls, args.pages, args.sequence_rounds, args.only_sequence
+        )
+        return
+    if args.only_sequence:
+        bench_server_sequence(args.sequence_rounds)
         return
     state = mid_game_classic()
     if args.profile:
         profile_resolution(state, args.calls)
         profile_replay(args.pages)
         return
+    bench_server_sequence(args.sequence_rounds)
     bench_resolution(state, args.calls)
     bench_questions(args.calls)
     bench_pages(args.pages)

@@ -38,6 +38,8 @@ def require_standing(state: State, side: Side, soldier_id: str, action: str, on_
     dotfight.engine.errors.IllegalAction: flick: b2s1 is red's soldier
     """
     soldier = state.soldier(soldier_id)
+    if standing(soldier, side):
+        return soldier
     if soldier.side != side:
         raise IllegalAction("not_your_soldier", f"{action}: {soldier_id} is {soldier.side}'s soldier")
     if not soldier.alive:
@@ -45,3 +47,15 @@ def require_standing(state: State, side: Side, soldier_id: str, action: str, on_
     if soldier.on_road:
         raise IllegalAction("on_road", f"{action}: {soldier_id} {on_road}")
     return soldier
+
+
+def standing(soldier: Soldier, side: Side) -> bool:
+    """Tells whether `require_standing` accepts the soldier for the side: the side's, not crossed out, not
+    on the road (the rule questions ask this of every soldier at once rather than catch refusals).
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> standing(page.soldier("b1s1"), "blue"), standing(page.soldier("b2s1"), "blue")
+    (True, False)
+    """
+    return soldier.side == side and soldier.alive and not soldier.on_road

@@ -7,17 +7,17 @@ so the bot, the lab, the server and the browser (through the server) never re-de
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-from .actions import Send, parse_action, parse_side
+from .actions import parse_action, parse_side
 from .errors import EngineError, IllegalAction
 from .flick import steadiness
-from .guards import require_actor, require_phase
-from .reducer import check_action, check_flicker
-from .send import check_send
+from .guards import require_actor, require_phase, standing
+from .reducer import chain_allows, check_action
 from .setup import first_overlaps, stand_refusal
 from .state import Side, Soldier, State
-from .turns import check_stop, stop_ends_turn
+from .turns import stop_allowed, stop_ends_turn
 
 
 def refusal(state: State, side: object, action: object) -> EngineError | None:
@@ -84,6 +84,9 @@ def flickable(state: State, side: Side) -> list[str]:
     """Returns the ids of the side's soldiers `apply` would let flick now (with a pull of at least one
     unit, of a kind a pending chain allows); empty when it is not the side's turn in play.
 
+    The turn's part of `check_flicker` (phase, actor) is asked once; each soldier is then held to the
+    soldier's part of it (`standing`, `chain_allows`), not made to raise one refusal per soldier.
+
     >>> from dotfight.engine import RuleSet, apply, flickable, new_page
     >>> page = new_page(RuleSet.preset("quick"), seed=7)
     >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
@@ -96,15 +99,14 @@ def flickable(state: State, side: Side) -> list[str]:
         require_actor(state, side, "flick")
     except IllegalAction:
         return []
-    return [s.id for s in state.soldiers if s.side == side and _accepted(state, side, s.id)]
-
-
-def _accepted(state: State, side: Side, soldier_id: str) -> bool:
-    try:
-        check_flicker(state, side, soldier_id, "lunge")  # a lunge is allowed whenever any flick is
-    except IllegalAction:
-        return False
-    return True
+    chain = state.turn.chain if state.turn is not None else None
+    if chain is not None:
+        # Only the chain's lunger may flick (a lunge), and only while he stands.
+        index = state.soldier_index.get(chain.soldier)
+        if index is None or not standing(state.soldiers[index], side):
+            return []
+        return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
+    return [s.id for s in state.soldiers if s.side == side and s.alive and not s.on_road]  # `standing`
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
@@ -113,6 +115,13 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     may walk, and any 1 to `max` of a base's `men` (as many as it holds) may go; `{"max": 0, "from": {},
     "men": {}}` when no send is possible now. (The browser picks the walkers from `men`: who stands inside
     a base is the engine's question, not the client's.)
+
+    The answer is `check_send`'s, worked out once for the whole turn rather than by trying every route
+    and size: its turn-wide refusals (phase, actor, `already_sent`, a `send_max` below one) close every
+    route; a route needs another own base; a man may walk when he stands inside the base (the page's
+    `arrays`, the same sums as `Base.contains`) and is not the chain's lunger; and with flicks owed and
+    no chain, a send must leave one standing soldier behind. (tests/engine/test_query.py holds it to
+    `check_send` on every route and size, and to the answer of trying them all.)
 
     >>> from dotfight.engine import RuleSet, apply, new_page, send_options
     >>> page = new_page(RuleSet.preset("quick"), seed=7)
@@ -132,46 +141,53 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
         require_actor(state, side, "send")
     except IllegalAction:
         return none
-    # Who stands in which own base; `check_send` itself then decides every route and the size.
-    walkers: dict[str, list[str]] = {base.id: [] for base in state.bases_of(side)}
-    for soldier in state.soldiers:
-        if soldier.side == side and soldier.alive and not soldier.on_road:
-            base = state.base_at(soldier.x, soldier.y)
-            if base is not None and base.side == side:
-                walkers[base.id].append(soldier.id)
+    turn = state.turn
+    assert turn is not None
+    send_max = state.rules.send_max
+    own = [i for i, base in enumerate(state.bases) if base.side == side]
+    if turn.sent or send_max < 1 or len(own) < 2:
+        return none  # already sent, no send size allowed, or nowhere else to walk to
+    chain = turn.chain
+    lunger = chain.soldier if chain is not None else None
+    # Who stands in which own base: `home` is the first wall enclosing each soldier, as `base_at` finds,
+    # and `counted` tells that he holds it (standing, and the wall is his side's): own walls, own men.
+    # (Worked out per call, not kept with the views: a page in memory would hold them, ≈ 1 KB.)
+    arrays = state.arrays
+    home, soldiers = arrays.home, state.soldiers
+    men: dict[int, list[str]] = {i: [] for i in own}
+    holders = 0
+    for j in itertools.compress(range(len(soldiers)), arrays.counted):
+        inside = men.get(home[j])
+        if inside is not None:
+            inside.append(soldiers[j].id)
+            holders += 1
+    must_leave_one = chain is None and turn.flicks_left > 0
+    # Standing men outside the walls count too, but only where a send might take all but one of them.
+    standing_men = holders
+    if must_leave_one and holders <= send_max:
+        standing_men = sum(1 for s in soldiers if s.side == side and s.alive and not s.on_road)
+        if standing_men < 2:
+            return none  # whoever walked, nobody would be left to make the flick this turn owes
+    bases = state.bases
     routes: dict[str, list[str]] = {}
-    for source, men in walkers.items():
-        for man in men:
-            open_to = [to for to in walkers if _send_accepted(state, side, source, to, [man])]
-            if open_to:
-                routes[source] = open_to
-                break  # one man who may walk shows the routes; a chain's lunger may not, the rest may
+    may_walk: dict[str, list[str]] = {}
+    most = 0
+    for i in own:
+        walkers = [man for man in men[i] if man != lunger]
+        if not walkers:
+            continue
+        source = bases[i].id
+        routes[source] = [bases[k].id for k in own if k != i]
+        may_walk[source] = walkers
+        # The largest send from here: the lunger (if inside) would be named last and may not walk, and
+        # with flicks owed one standing man stays behind.
+        largest = min(send_max, len(walkers))
+        if must_leave_one:
+            largest = max(1, min(largest, standing_men - 1))
+        most = max(most, largest)
     if not routes:
         return none
-    most = max(_largest_send(state, side, source, routes[source][0], walkers[source]) for source in routes)
-    chain = state.turn.chain if state.turn is not None else None
-    lunger = chain.soldier if chain is not None else None  # a pending chain's lunger never walks
-    may_walk = {source: [man for man in walkers[source] if man != lunger] for source in routes}
     return {"max": most, "from": routes, "men": may_walk}
-
-
-def _largest_send(state: State, side: Side, source: str, to: str, men: list[str]) -> int:
-    """The most of `men` one send from `source` to `to` may carry (a pending chain's lunger never walks)."""
-    chain = state.turn.chain if state.turn is not None else None
-    lunger = chain.soldier if chain is not None else None
-    walkers = [man for man in men if man != lunger] + [man for man in men if man == lunger]
-    most = min(state.rules.send_max, len(walkers))
-    while most > 1 and not _send_accepted(state, side, source, to, walkers[:most]):
-        most -= 1
-    return most
-
-
-def _send_accepted(state: State, side: Side, source: str, to: str, soldiers: list[str]) -> bool:
-    try:
-        check_send(state, side, Send(source, to, tuple(soldiers)))
-    except IllegalAction:
-        return False
-    return True
 
 
 def turn_options(state: State) -> dict[str, Any] | None:
@@ -199,11 +215,7 @@ def turn_options(state: State) -> dict[str, Any] | None:
     side = turn.side
     rules = state.rules
     allotment = rules.last_stand_flicks if turn.last_stand else 1
-    try:
-        check_stop(state, side)
-        can_stop = True
-    except IllegalAction:
-        can_stop = False
+    can_stop = stop_allowed(turn)  # in play and the turn's side: `check_stop` asks only this further
     send = send_options(state, side)
     return {
         "side": side,

@@ -191,9 +191,25 @@ def _check_soldier(state: State, side: Side, soldier_id: str) -> None:
     require_standing(state, side, soldier_id, "flick", "is on the road and cannot be flicked")
 
 
-def _check_chain(state: State, soldier_id: str, kind: str) -> None:
+def chain_allows(state: State, soldier_id: str, kind: str) -> bool:
+    """Tells whether a pending chain lets this soldier flick this kind now: with no chain pending any
+    flick may be made; with one, only its lunger's lunge.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> chain_allows(page, "b1s1", "snipe")
+    True
+    """
     chain = state.turn.chain if state.turn is not None else None
-    if chain is not None and (soldier_id != chain.soldier or kind != "lunge"):
+    return chain is None or (soldier_id == chain.soldier and kind == "lunge")
+
+
+def _check_chain(state: State, soldier_id: str, kind: str) -> None:
+    if not chain_allows(state, soldier_id, kind):
+        chain = state.turn.chain if state.turn is not None else None
+        assert chain is not None
         raise IllegalAction(
             "chain_pending",
             f"flick: {chain.soldier} owes his lunge-again; lunge with him or stop the chain",

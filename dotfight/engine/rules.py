@@ -197,7 +197,7 @@ class RuleSet:
         >>> RuleSet.from_json(json.loads(json.dumps(data))) == rules
         True
         """
-        return {_json_name(field.name): getattr(self, field.name) for field in fields(self)}
+        return {name: getattr(self, attribute) for name, attribute in _JSON_NAMES}
 
     @classmethod
     def from_json(cls, data: object) -> RuleSet:
@@ -239,6 +239,10 @@ def legacy_values(reach_curve: object) -> dict[str, object]:
 def _json_name(field_name: str) -> str:
     """The rule book's name of a field: the preset label is `preset` on the wire."""
     return "preset" if field_name == "preset_name" else field_name
+
+
+# (wire name, attribute) of every field in order: `to_json` runs on every checkpoint of every page.
+_JSON_NAMES = tuple((_json_name(field.name), field.name) for field in fields(RuleSet))
 
 
 def _coerce(name: str, value: object) -> object:

@@ -8,7 +8,9 @@ generator position and is exact through `State.from_json`.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import sys
 import threading
 from collections.abc import Callable
@@ -298,9 +300,12 @@ class Arrays:
             return self
         if len(state.soldiers) != len(self.described):
             return Arrays.build(state)
-        changed = [
-            j for j, (a, b) in enumerate(zip(self.described, state.soldiers, strict=True)) if a is not b
-        ]
+        # Which soldiers are new objects, compared at C speed (`is not` pairwise, then their positions).
+        changed = list(
+            itertools.compress(
+                range(len(state.soldiers)), map(operator.is_not, self.described, state.soldiers)
+            )
+        )
         new = Arrays()
         new.described = state.soldiers
         if not changed:  # views are never written after they are made, so they can be shared
@@ -393,7 +398,9 @@ class State:
     @cached_property
     def arrays(self) -> Arrays:
         """Numpy arrays of bases and soldiers for the snipe and lunge hot paths."""
-        earlier: Arrays | None = self.__dict__.get(_EARLIER_ARRAYS)
+        # Patched from the earlier state's arrays, which this state then lets go: a page in memory keeps
+        # one set of views, not two.
+        earlier: Arrays | None = self.__dict__.pop(_EARLIER_ARRAYS, None)
         if earlier is not None:
             return earlier.patched(self)
         return Arrays.build(self)
@@ -623,6 +630,9 @@ _FIELD_NAMES = frozenset(f.name for f in fields(State))
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
 # Instance-dictionary key of an earlier state's arrays, from which this state's are patched when first used.
 _EARLIER_ARRAYS = "_earlier_arrays"
+# Everything a state's dictionary may hold besides its fields (tests/engine/test_state_memory.py checks
+# that this names every cached view of State).
+_CACHES = (*_INDEX_CACHES, "arrays", _EARLIER_ARRAYS)
 
 
 def evolve(state: State, **changes: Any) -> State:
@@ -635,19 +645,19 @@ def evolve(state: State, **changes: Any) -> State:
     """
     new = object.__new__(State)
     new_dict = new.__dict__
-    old_dict = state.__dict__
-    for name in _FIELD_NAMES:
-        new_dict[name] = old_dict[name]
+    new_dict.update(state.__dict__)  # the fields and the views (one C-level copy), then the changes
     new_dict.update(changes)
-    if "bases" not in changes:
-        for cache in _INDEX_CACHES:
-            if cache in old_dict:
-                new_dict[cache] = old_dict[cache]
-        arrays = old_dict.get("arrays", old_dict.get(_EARLIER_ARRAYS))
+    if len(new_dict) == len(_FIELD_NAMES):
+        return new  # no view to carry
+    if "bases" in changes:
+        for cache in _CACHES:
+            new_dict.pop(cache, None)
+    elif "soldiers" in changes:
+        arrays = new_dict.pop("arrays", None)
         if arrays is not None:
-            new_dict["arrays" if "soldiers" not in changes and "arrays" in old_dict else _EARLIER_ARRAYS] = (
-                arrays
-            )
+            new_dict[_EARLIER_ARRAYS] = arrays
+    elif "arrays" in new_dict:
+        new_dict.pop(_EARLIER_ARRAYS, None)  # the state's own arrays are carried; the earlier ones are not
     return new
 
 

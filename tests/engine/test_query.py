@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from dotfight.engine import (
     Chain,
     EngineError,
+    Replay,
     RuleSet,
     State,
     apply,
@@ -28,8 +29,10 @@ from dotfight.engine import (
     turn_options,
 )
 from dotfight.engine.state import evolve
+from tests.engine import reference_query
 from tests.engine.conftest import Page
 from tests.engine.strategies import legal_action, play_page, player_randoms, seeds, varied_rule_sets
+from tests.engine.test_golden import GOLDEN_FILES
 from tests.engine.test_properties import PAGE_SETTINGS
 
 ACTION_TYPES = ("draw_base", "quick_setup", "position", "ready", "flick", "send", "stop", "resign")
@@ -327,3 +330,65 @@ def test_no_send_once_sent_or_out_of_turn() -> None:
     assert send_options(sent, "blue") == {"max": 0, "from": {}, "men": {}} == send_options(state, "red")
     options = turn_options(sent)
     assert options is not None and options["send"] is None
+
+
+# ---- the rule questions answered at once are the answers of asking every check (issue 12) ----------
+
+
+def variants(state: State, rng: random.Random) -> list[State]:
+    """The state and the same page with its turn changed the ways a turn can be: sent or not, a chain
+    pending for one of the side's soldiers (standing, crossed out or walking, inside a base or not), no
+    flick left, in last stand."""
+    turn = state.turn
+    if turn is None:
+        return [state]
+    own = [s.id for s in state.soldiers if s.side == turn.side] or ["nobody"]
+    changed = [
+        dataclasses.replace(turn, sent=not turn.sent),
+        dataclasses.replace(turn, chain=Chain(rng.choice(own), 1, 1), flicked=True),
+        dataclasses.replace(turn, chain=Chain(rng.choice(own), 2, 3), flicks_left=0, flicked=True),
+        dataclasses.replace(turn, flicks_left=0, flicked=True),
+        dataclasses.replace(turn, flicks_left=2, last_stand=True, flicked=rng.random() < 0.5),
+    ]
+    return [state, *(evolve(state, turn=other) for other in changed)]
+
+
+def same_answers(state: State) -> None:
+    assert json.dumps(turn_options(state)) == json.dumps(reference_query.turn_options(state))
+    for side in ("blue", "red"):
+        assert flickable(state, side) == reference_query.flickable(state, side)
+        assert json.dumps(send_options(state, side)) == json.dumps(reference_query.send_options(state, side))
+
+
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda path: path.stem)
+def test_turn_options_are_the_first_written_answers_on_the_golden_pages(path: Any) -> None:
+    record = json.loads(path.read_text())
+    replay = Replay(RuleSet.from_json(record["rules"]), int(record["seed"], 16), record["actions"])
+    assert replay.error is None
+    rng = random.Random(path.stem)
+    for index in range(replay.valid + 1):
+        for state in variants(replay.states(index), rng):
+            same_answers(state)
+
+
+@PAGE_SETTINGS
+@given(varied_rule_sets(max_bases=3, max_soldiers=6), seeds(), player_randoms())
+def test_turn_options_are_the_first_written_answers(rules: RuleSet, seed: int, rng: random.Random) -> None:
+    states = page_states(rules, seed, rng)
+    for state in rng.sample(states, min(10, len(states))):
+        for variant in variants(state, rng):
+            same_answers(variant)
+            same_answers(dataclasses.replace(variant))  # a page just opened: no views carried over
+
+
+def test_a_chain_lunger_inside_a_base_is_named_last_and_never_walks() -> None:
+    page = Page()
+    page.base("blue", 500.0, 1100.0, men=0)
+    page.base("blue", 250.0, 1100.0, men=0)
+    page.base("red", 500.0, 300.0)
+    page.man("blue", 500.0, 1100.0, "lunger")
+    page.man("blue", 520.0, 1100.0, "walker")
+    state = page.build(chain=Chain("lunger", 1, 1), flicked=True, flicks=0)
+    send = send_options(state, "blue")
+    assert send == reference_query.send_options(state, "blue")
+    assert send["men"]["b1"] == ["walker"] and send["max"] == 1

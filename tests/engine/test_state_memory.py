@@ -3,11 +3,14 @@ dictionary, and the ids every page repeats are one string for all pages."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import pickle
 
 from dotfight.engine import RuleSet, State, apply, new_page
-from dotfight.engine.state import Base, Chain, Convoy, Cross, Ink, Soldier, Turn
+from dotfight.engine import state as state_module
+from dotfight.engine.state import Base, Chain, Convoy, Cross, Ink, Soldier, Turn, evolve, evolve_soldiers
 from tests.support.pages import engine_page_ready_to_play
 
 
@@ -71,3 +74,26 @@ def test_pages_of_one_preset_share_their_rules() -> None:
     send_max = one.rules.send_max + 1
     longer = new_page(RuleSet.preset("quick").replace(send_max=send_max), seed=3)
     assert longer.rules is not one.rules and longer.rules.send_max == send_max
+
+
+def test_evolve_carries_exactly_the_views_that_stay_valid() -> None:
+    """A new state keeps its predecessor's views while they hold: the id indexes and the arrays while the
+    soldiers stay, the arrays as the ones to patch from when a soldier changed, none once the bases did;
+    and no state holds a view `evolve` does not know of."""
+    page = flicked_page()
+    page.arrays  # noqa: B018 -- built, with the id indexes
+    cached = {name for name, value in vars(State).items() if isinstance(value, functools.cached_property)}
+    assert cached <= set(state_module._CACHES)
+    same = evolve(page, version=page.version + 1)
+    assert same.__dict__["arrays"] is page.arrays and "_earlier_arrays" not in same.__dict__
+    moved = evolve_soldiers(page, {0: dataclasses.replace(page.soldiers[0], x=page.soldiers[0].x + 1)})
+    assert "arrays" not in moved.__dict__ and moved.__dict__["_earlier_arrays"] is page.arrays
+    assert moved.soldier_index is page.soldier_index
+    later = evolve(moved, rng=moved.rng + 1)  # not yet patched: the earlier arrays go on
+    assert later.__dict__["_earlier_arrays"] is page.arrays and "arrays" not in later.__dict__
+    assert moved.arrays.xs[moved.arrays.n_bases] == page.soldiers[0].x + 1  # patched for the moved man
+    assert "_earlier_arrays" not in moved.__dict__  # once patched, a page keeps one set of views
+    after = evolve(moved, rng=moved.rng + 1)  # patched: its own arrays go on, the earlier ones not
+    assert after.__dict__["arrays"] is moved.arrays and "_earlier_arrays" not in after.__dict__
+    redrawn = evolve(page, bases=page.bases[:-1])
+    assert set(redrawn.__dict__) == {f.name for f in dataclasses.fields(State)}
