@@ -25,7 +25,7 @@ import httpx
 import pytest
 from alembic.script import ScriptDirectory
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
@@ -749,23 +749,23 @@ def test_the_writers_lock_timeout_is_set_once_and_again_after_a_rollback_undid_i
         if statement.startswith("SET lock_timeout"):
             sets.append(statement)
 
-    def lock_timeout(session: Session) -> str:
-        return str(session.execute(text("SHOW lock_timeout")).scalar())
+    def lock_timeout(connection: Connection) -> str:
+        return str(connection.execute(text("SHOW lock_timeout")).scalar())
 
     try:
-        with Session(engine) as session, session.begin():
-            begin_write(session, 1.0)
-        with Session(engine) as session, session.begin():
-            begin_write(session, 1.0)
-            assert lock_timeout(session) == "1s"
-        assert sets == ["SET lock_timeout = 1000"]
-        with Session(engine) as session:
-            session.begin()
-            begin_write(session, 2.0)
-            session.rollback()  # undoes the SET
-        with Session(engine) as session, session.begin():
-            begin_write(session, 2.0)
-            assert lock_timeout(session) == "2s"
+        with engine.connect() as connection:
+            with connection.begin():
+                begin_write(connection, 1.0)
+            with connection.begin():
+                begin_write(connection, 1.0)
+                assert lock_timeout(connection) == "1s"
+            assert sets == ["SET lock_timeout = 1000"]
+            transaction = connection.begin()
+            begin_write(connection, 2.0)
+            transaction.rollback()  # undoes the SET
+            with connection.begin():
+                begin_write(connection, 2.0)
+                assert lock_timeout(connection) == "2s"
         assert sets[-1] == "SET lock_timeout = 2000" and len(sets) == 3
     finally:
         engine.dispose()
