@@ -32,6 +32,7 @@ from sqlalchemy.pool import NullPool
 
 from dotfight.engine import Replay, RuleSet
 from dotfight.server.app import create_app
+from dotfight.server.pages.authority import CACHE_EVERY
 from dotfight.server.settings import Settings
 from dotfight.store.database import begin_write, make_engine
 from dotfight.store.migrations import upgrade_to_head
@@ -514,7 +515,9 @@ def test_a_new_instance_on_the_same_database_serves_the_page_and_play_goes_on(
         page = LinkPage.create(client)
         # Stop between the state cached in the row (every few versions) and the next, so that the new
         # instance rebuilds from the cached state plus the log entries after it.
-        before = page.play_until(lambda snapshot: snapshot["version"] >= 13 and snapshot["version"] % 8 != 0)
+        before = page.play_until(
+            lambda snapshot: snapshot["version"] > CACHE_EVERY and snapshot["version"] % CACHE_EVERY > 4
+        )
         log_before = page.log()
 
     with start_app() as client:
