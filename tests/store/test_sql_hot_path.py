@@ -6,6 +6,7 @@ other writes committed beside it stand."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from sqlalchemy import Engine, event, func, inspect, select, text
 from sqlalchemy.orm import Session
 
 from dotfight.server.writer import BatchWriter
-from dotfight.store.database import make_engine, make_session_factory
+from dotfight.store.database import Transaction, make_engine, make_session_factory
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, PageStateRow
 from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord, VersionMoved
@@ -163,7 +164,7 @@ def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Sto
     forgetful = stores.fresh_store()
     release = threading.Event()
 
-    def hold(session: Session) -> tuple[None, None]:
+    def hold(transaction: Transaction) -> tuple[None, None]:
         release.wait(10)  # the writer is busy: the appends below queue up and commit as one batch
         return None, None
 
@@ -200,7 +201,7 @@ def held_writer(stores: Stores) -> threading.Event:
     """Keeps the writer busy until the event is set: what is appended meanwhile commits as one batch."""
     release = threading.Event()
 
-    def hold(session: Session) -> tuple[None, None]:
+    def hold(transaction: Transaction) -> tuple[None, None]:
         release.wait(10)
         return None, None
 
@@ -342,3 +343,34 @@ def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes
     finally:
         writer.close()
         engine.dispose()
+
+
+def test_the_prepared_statements_store_exactly_what_sqlalchemy_core_would(any_stores: Stores) -> None:
+    """The hot path binds its parameters through the columns' own processors (JSON text, the database's
+    time format), so a logged row is the same, byte for byte, as SQLAlchemy's own INSERT writes."""
+    stores = any_stores
+    new_page(stores.store, "p1")
+    new_page(stores.store, "p2")
+    append(stores.store, "p1", 1, "m1").result(10)
+    logged = entry(1, "m1")
+    with stores.engine.begin() as connection:
+        at = connection.execute(select(ActionRow.created_at).where(ActionRow.page_id == "p1")).scalar_one()
+        connection.execute(
+            ActionRow.__table__.insert(),  # type: ignore[attr-defined]
+            {
+                "page_id": "p2",
+                "version": 1,
+                "side": logged.side,
+                "action": logged.action,
+                "events": logged.events,
+                "move_id": "m1",
+                "created_at": at,
+            },
+        )
+        raw = connection.exec_driver_sql(
+            "SELECT page_id, CAST(action AS TEXT), CAST(events AS TEXT), CAST(created_at AS TEXT)"
+            " FROM actions"
+        ).all()
+    rows = {row[0]: row[1:] for row in raw}
+    assert rows["p1"] == rows["p2"]
+    assert json.loads(rows["p1"][0]) == logged.action
