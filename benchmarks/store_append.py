@@ -240,18 +240,18 @@ def core_contender(
                 for page_id, version, state in cached:
                     appends.save_state(connection, page_id, version, state)
                 return
-            result = connection.execute(appends.MOVE_ON_NEW_MOVE, moves)
+            result = appends.MOVE_ON_NEW_MOVE.execute(connection, moves)
             assert result.rowcount == len(moves)
             rows = [
                 {**entry, "page_id": page_id, "created_at": now}
                 for (page_id, _), entry in zip(batch, entries, strict=True)
             ]
-            connection.execute(appends.LOG, rows)
+            appends.LOG.execute(connection, rows)
             if cached:
                 texts = [
                     {"b_id": i, "b_version": v, "b_state": appends.state_text(st)} for i, v, st in cached
                 ]
-                connection.execute(appends.CHECKPOINT, texts)
+                appends.CHECKPOINT.execute(connection, texts)
 
     return write, engine
 

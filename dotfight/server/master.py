@@ -48,8 +48,7 @@ from dotfight.store.database import (
 )
 from dotfight.store.models import utc_now
 from dotfight.store.records import NoSuchPage, StoreUnavailable
-from dotfight.store.sql_pages import InTransaction, SqlPageStore, store_unavailable
-from dotfight.store.sql_pages import Job as Prepare
+from dotfight.store.sql_pages import InTransaction, SessionJob, SqlPageStore, store_unavailable
 
 __all__ = ["Applied", "LogSlice", "Master", "NewPage", "Seat"]
 
@@ -92,7 +91,7 @@ class Master:
         self._readers = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="dotfight-view")
         self._file = DatabaseFile.of(database, settings.db_min_free_bytes)
         self._writer = BatchWriter(
-            self._sessions,
+            database,
             settings.db_busy_timeout_s,
             check=self._file.problem if self._file is not None else None,
         )
@@ -146,11 +145,12 @@ class Master:
             with _in_api_terms():
                 raise
 
-    async def write(self, prepare: Prepare[T], order: str = "") -> T:
-        """Runs a write job on the writer thread (committed with the writes waiting beside it); `order`
-        names the page whose rows it locks first. Raises unavailable when the database cannot take it."""
+    async def write(self, prepare: SessionJob[T], order: str = "") -> T:
+        """Runs a write job on the writer thread with an ORM session (committed with the writes waiting
+        beside it); `order` names the page whose rows it locks first. Raises unavailable when the database
+        cannot take it."""
         try:
-            return await self._writer.run(prepare, order)
+            return await self._writer.run(lambda transaction: prepare(transaction.session), order)
         except Exception as error:
             if is_database_trouble(error):
                 raise api_error(unavailable(store_unavailable(error))) from error

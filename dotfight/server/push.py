@@ -308,8 +308,13 @@ class PushService:
         waits; called under the page lock)."""
         if page.meta.mode not in PUSH_MODES:
             return
+        # Presence first: with both seats on the page (nearly every live move) there is nobody to push
+        # to, and working out the notice's text would be wasted on the event loop.
+        presence = self._hub.presence(page.meta.id)
+        if presence["blue"] and presence["red"]:
+            return
         notice = notice_for(page.state, applied.events)
-        if notice is None or self._hub.presence(page.meta.id).get(notice.side):
+        if notice is None or presence.get(notice.side):
             return
         if len(self._deliveries) >= MAX_PENDING:
             logger.warning("page %s: too many pushes waiting; this one is dropped", page.meta.id)

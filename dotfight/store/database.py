@@ -61,6 +61,8 @@ def make_engine(url: str, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, pool_s
 
 
 def _forget_lock_timeout(connection: Connection) -> None:
+    if connection.invalidated:  # the driver's connection is gone, and what was remembered of it
+        return
     connection.info.pop("lock_timeout_ms", None)
 
 
@@ -79,16 +81,15 @@ def database_answers(engine: Engine) -> bool:
     return True
 
 
-def begin_write(session: Session, wait_s: float) -> None:
-    """Opens the session's transaction as a writer that waits at most `wait_s` for the write lock.
+def begin_write(connection: Connection, wait_s: float) -> None:
+    """Opens the connection's transaction as a writer that waits at most `wait_s` for the write lock.
 
     SQLite: `BEGIN IMMEDIATE` takes the write lock at once (waiting up to the busy timeout, set for
     this transaction), so a transaction never reads first and then finds it cannot write; PostgreSQL:
     a `lock_timeout` for the row locks (set on the connection, and only when it changes or a rollback
     undid it). The statements go straight to the driver: this runs once per group commit, on the
-    writer's hot path.
+    writer's hot path. Called inside `connection.begin()`.
     """
-    connection = session.connection()
     # Whole tenths of a second, rounded down (never longer than asked): most batches then find the
     # connection's busy timeout already right and skip the PRAGMA.
     wait_ms = max(1, int(wait_s * 10) * 100)
@@ -106,6 +107,51 @@ def begin_write(session: Session, wait_s: float) -> None:
         # Set for the connection (not LOCAL) and remembered: most batches skip this round trip.
         connection.exec_driver_sql(f"SET lock_timeout = {wait_ms}")
         connection.info["lock_timeout_ms"] = wait_ms
+
+
+class Transaction:
+    """One write transaction on the writer's connection, as its jobs see it: the Core `connection`, on
+    which the hot path's statements run with plain parameters, and an ORM `session` joined to the same
+    transaction, made only when a job asks for one (creating a page, a bot lease, PostgreSQL's NOTIFY).
+
+    The session never commits or closes the transaction (`join_transaction_mode="rollback_only"`): the
+    writer does, once for the whole batch, after `finish` flushed the session's objects and ran its
+    before-commit hooks.
+
+    >>> engine = make_engine("sqlite://")
+    >>> with engine.connect() as connection, connection.begin():
+    ...     transaction = Transaction(connection)
+    ...     transaction.session.execute(text("SELECT 1")).scalar()
+    ...     transaction.finish()
+    1
+    """
+
+    __slots__ = ("_session", "connection")
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self._session: Session | None = None
+
+    @property
+    def session(self) -> Session:
+        """An ORM session in this transaction (made at the first call)."""
+        if self._session is None:
+            self._session = Session(
+                bind=self.connection, join_transaction_mode="rollback_only", expire_on_commit=False
+            )
+        return self._session
+
+    def finish(self) -> None:
+        """Flushes the session's objects and runs its before-commit hooks, if a session was made; the
+        transaction itself is committed by its owner afterwards."""
+        if self._session is not None:
+            self._session.commit()
+
+    def close(self) -> None:
+        """Lets go of the session, if one was made (the transaction is left to its owner)."""
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
 
 def _probe_write_lock(connection: Connection, wait_s: float) -> None:

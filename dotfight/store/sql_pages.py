@@ -27,7 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from dotfight.store import appends, expiry, repository
-from dotfight.store.database import DatabaseUnavailable, is_database_trouble
+from dotfight.store.database import DatabaseUnavailable, Transaction, is_database_trouble
 from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow, utc_now
 from dotfight.store.records import (
     Answer,
@@ -47,13 +47,15 @@ from dotfight.store.records import (
 )
 
 T = TypeVar("T")
-# A writer job: does its database work on the writer's session, returns its result and an optional
-# hook run after the commit.
+# A writer job: does its database work in the writer's transaction (its Core connection, or an ORM
+# session on it), returns its result and an optional hook run after the commit.
 AfterCommit = Callable[[], None] | None
-Job = Callable[[Session], tuple[T, AfterCommit]]
+Job = Callable[[Transaction], tuple[T, AfterCommit]]
+# A job written with the ORM alone (the server's other writes: bot leases), run on the transaction's session.
+SessionJob = Callable[[Session], tuple[T, AfterCommit]]
 # Writes several jobs of one kind in one go, answering each as it would alone; None: they cannot be
 # written together (the writer rolls back and writes them one by one).
-Together = Callable[[Session, Sequence[Job[Any]]], "list[tuple[Any, AfterCommit]] | None"]
+Together = Callable[[Transaction, Sequence[Job[Any]]], "list[tuple[Any, AfterCommit]] | None"]
 
 
 class Submit(Protocol):
@@ -161,7 +163,7 @@ class SqlPageStore(AppendsAnsweredByFuture):
         assert checkpoint.state is not None, "a new page's first checkpoint carries its state"
         first_state = appends.state_text(checkpoint.state)
 
-        def insert(session: Session) -> tuple[None, None]:
+        def insert(transaction: Transaction) -> tuple[None, None]:
             now = utc_now()
             row = PageRow(
                 id=record.id,
@@ -180,7 +182,7 @@ class SqlPageStore(AppendsAnsweredByFuture):
                 for seat in seats
             ]
             state = PageStateRow(page_id=record.id, version=checkpoint.version, state=first_state)
-            repository.add_page(session, row, seat_rows, state)
+            repository.add_page(transaction.session, row, seat_rows, state)
             return None, None
 
         return self._write(insert, record.id)
@@ -271,33 +273,34 @@ class _Append:
             "move_id": entry.move_id,
         }
 
-    def __call__(self, session: Session) -> tuple[Appended, None]:
+    def __call__(self, transaction: Transaction) -> tuple[Appended, None]:
         page_id, entry = self.page_id, self.entry
-        connection = session.connection()
         summary = summary_of(self.checkpoint)
         if not appends.move_on(
-            connection, page_id, self.expected_version, summary, self.logged_entry(), utc_now()
+            transaction.connection, page_id, self.expected_version, summary, self.logged_entry(), utc_now()
         ):
             # Asked inside the write's transaction: the first answer to a move_id is the only one.
             if entry.move_id is not None:
-                logged = repository.action_by_move_id(session, page_id, entry.move_id)
+                logged = repository.action_by_move_id(transaction.session, page_id, entry.move_id)
                 if logged is not None:
                     return Appended(entry_of(logged), duplicate=True), None
             raise VersionMoved(page_id)  # nothing was written
-        self.after_move_on(session)
+        self.after_move_on(transaction)
         return Appended(entry), None
 
-    def after_move_on(self, session: Session) -> None:
+    def after_move_on(self, transaction: Transaction) -> None:
         """The rest of the write once the page row moved on: the checkpoint when it carries the private
         state, and the hook run in each action's transaction (PostgreSQL's NOTIFY)."""
         checkpoint = self.checkpoint
         if checkpoint.state is not None:
-            appends.save_state(session.connection(), self.page_id, checkpoint.version, checkpoint.state)
+            appends.save_state(transaction.connection, self.page_id, checkpoint.version, checkpoint.state)
         if self.store.in_transaction is not None:
-            self.store.in_transaction(session, self.page_id, self.entry.version)
+            self.store.in_transaction(transaction.session, self.page_id, self.entry.version)
 
 
-def _appended_together(session: Session, jobs: Sequence[Job[Any]]) -> list[tuple[Any, AfterCommit]] | None:
+def _appended_together(
+    transaction: Transaction, jobs: Sequence[Job[Any]]
+) -> list[tuple[Any, AfterCommit]] | None:
     """Writes the actions of a group commit with one UPDATE and one INSERT executed for all (the
     writer's `together`); None when a page row did not match (the writer then rolls back and writes
     them one by one, which finds the page moved on or the move_id logged)."""
@@ -307,8 +310,8 @@ def _appended_together(session: Session, jobs: Sequence[Job[Any]]) -> list[tuple
         (job.page_id, job.expected_version, summary_of(job.checkpoint), job.logged_entry())
         for job in appending
     ]
-    if not appends.move_on_many(session.connection(), moves, utc_now()):
+    if not appends.move_on_many(transaction.connection, moves, utc_now()):
         return None
     for job in appending:
-        job.after_move_on(session)
+        job.after_move_on(transaction)
     return [(Appended(job.entry), None) for job in appending]

@@ -242,3 +242,26 @@ def test_a_domain_error_reaching_a_route_is_answered_in_the_api_shape(
     assert answer.json() == {
         "error": {"code": "page_expired", "message": "this page expired", "reason": "idle"}
     }
+
+
+def test_the_private_state_is_checkpointed_every_sixteen_versions_and_a_fresh_authority_resumes(
+    authority: PageAuthority, store: MemoryPageStore
+) -> None:
+    async def play() -> list[int]:
+        page_id, _ = await duel(authority)
+        kept = []
+        for _ in range(33):
+            seat, action, version = await next_action(authority, page_id)
+            await authority.act(page_id, seat, action, version, None)
+            page = await authority.page(page_id)
+            if checkpoint_of(page.state).state is not None:
+                kept.append(page.state.version)
+        fresh = PageAuthority(store)  # as after a restart: from the checkpoint at 32 and one entry
+        try:
+            resumed = await fresh.page(page_id)
+        finally:
+            fresh.close()
+        assert resumed.state.to_json() == (await authority.page(page_id)).state.to_json()
+        return kept
+
+    assert run(play) == [16, 32]

@@ -288,3 +288,35 @@ def test_a_seat_keeps_its_five_newest_subscriptions_and_one_per_endpoint(
     assert sorted(push.path for push in pushes) == [f"/push/red-{n}" for n in range(1, 6)]  # the oldest went
     newest = next(push for push in pushes if push.path == "/push/red-5")
     assert renewed.read(newest)["side"] == "red"  # sent with the renewed keys
+
+
+def test_a_move_with_both_seats_on_the_page_works_out_no_notice(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Presence is asked first: with both seats watching, nobody is absent and no notice text is made."""
+    from dotfight.server import push
+
+    made: list[str] = []
+    real_notice_for = push.notice_for
+
+    def noting(state: Any, events: Any) -> Any:
+        made.append("notice")
+        return real_notice_for(state, events)
+
+    monkeypatch.setattr(push, "notice_for", noting)
+    with TestClient(create_app(make_settings())) as client:
+        page = new_page(client, mode="live")
+        move(client, page)  # quick setup, nobody watching: a notice is worked out
+        assert made == ["notice"]
+        sockets = [client.websocket_connect(f"/api/pages/{page['id']}/ws") for _ in ("blue", "red")]
+        with sockets[0] as blue, sockets[1] as red:
+            for socket, side in ((blue, "blue"), (red, "red")):
+                socket.send_json({"type": "hello", "token": page["seats"][side], "version": 0})
+            for socket in (blue, red):  # until both seats' presence is known to the hub
+                while (message := socket.receive_json())["type"] != "presence" or not (
+                    message["blue"] and message["red"]
+                ):
+                    pass
+            move(client, page)
+            move(client, page)
+        assert made == ["notice"]

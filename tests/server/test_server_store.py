@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from dotfight.server.errors import ApiError
 from dotfight.server.writer import BatchWriter
-from dotfight.store.database import make_engine, make_session_factory
+from dotfight.store.database import Transaction, make_engine
 from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION, upgrade_to_head
 from dotfight.store.models import Base, PageRow, utc_now
 
@@ -65,27 +65,27 @@ def page_row(page_id: str) -> PageRow:
 
 
 async def test_one_bad_write_in_a_batch_spoils_none_of_the_others(database: Engine) -> None:
-    writer = BatchWriter(make_session_factory(database))
+    writer = BatchWriter(database)
     release = threading.Event()
 
-    def hold(session: Session) -> tuple[str, None]:
+    def hold(transaction: Transaction) -> tuple[str, None]:
         release.wait(10)  # keeps the writer busy so that the next jobs queue up into one batch
         return "held", None
 
     def insert(page_id: str) -> Any:
-        def job(session: Session) -> tuple[str, None]:
-            session.add(page_row(page_id))
-            session.flush()
+        def job(transaction: Transaction) -> tuple[str, None]:
+            transaction.session.add(page_row(page_id))
+            transaction.session.flush()
             return page_id, None
 
         return job
 
-    def refuse(session: Session) -> tuple[str, None]:
+    def refuse(transaction: Transaction) -> tuple[str, None]:
         raise ApiError("illegal_action", "refused before writing")
 
-    def break_the_transaction(session: Session) -> tuple[str, None]:
-        session.add(page_row("first"))  # the same id again: the batch's flush fails
-        session.flush()
+    def break_the_transaction(transaction: Transaction) -> tuple[str, None]:
+        transaction.session.add(page_row("first"))  # the same id again: the batch's flush fails
+        transaction.session.flush()
         return "never", None
 
     held = asyncio.ensure_future(writer.run(hold))

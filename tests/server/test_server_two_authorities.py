@@ -80,7 +80,7 @@ def test_a_move_made_elsewhere_advances_the_state_in_memory_without_a_reload(
         page_id = (await a.create(LOCAL_QUICK)).page.meta.id
         await b.page(page_id)  # b reads it once (from the store: it has never seen it)
         loads = Loads(a), Loads(b)
-        # 24 versions: past three of the store's checkpoints (every 8), so reloads would be cheap too.
+        # 24 versions: past one of the store's checkpoints (every 16), so a reload would be cheap too.
         page = await play(a, b, page_id, 24)
         assert [each.count for each in loads] == [0, 0]
         assert page.state.version == 24

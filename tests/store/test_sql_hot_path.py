@@ -6,6 +6,8 @@ other writes committed beside it stand."""
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -19,7 +21,7 @@ from sqlalchemy import Engine, event, func, inspect, select, text
 from sqlalchemy.orm import Session
 
 from dotfight.server.writer import BatchWriter
-from dotfight.store.database import make_engine, make_session_factory
+from dotfight.store.database import Transaction, make_engine, make_session_factory
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, PageStateRow
 from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord, VersionMoved
@@ -43,7 +45,7 @@ class Stores:
 def stores(tmp_path: Path) -> Iterator[Stores]:
     engine = make_engine(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
     upgrade_to_head(engine)
-    writer = BatchWriter(make_session_factory(engine))
+    writer = BatchWriter(engine)
     yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
     writer.close()
     engine.dispose()
@@ -58,7 +60,7 @@ def any_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         url = request.getfixturevalue("postgres_url")
     engine = make_engine(url)
     upgrade_to_head(engine)
-    writer = BatchWriter(make_session_factory(engine))
+    writer = BatchWriter(engine)
     yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
     writer.close()
     engine.dispose()
@@ -162,7 +164,7 @@ def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Sto
     forgetful = stores.fresh_store()
     release = threading.Event()
 
-    def hold(session: Session) -> tuple[None, None]:
+    def hold(transaction: Transaction) -> tuple[None, None]:
         release.wait(10)  # the writer is busy: the appends below queue up and commit as one batch
         return None, None
 
@@ -199,7 +201,7 @@ def held_writer(stores: Stores) -> threading.Event:
     """Keeps the writer busy until the event is set: what is appended meanwhile commits as one batch."""
     release = threading.Event()
 
-    def hold(session: Session) -> tuple[None, None]:
+    def hold(transaction: Transaction) -> tuple[None, None]:
         release.wait(10)
         return None, None
 
@@ -274,3 +276,101 @@ def test_a_page_moved_on_in_a_group_commit_is_refused_alone(any_stores: Stores) 
     assert [word for word, _ in seen[1:]] == ["UPDATE", "INSERT", "UPDATE", "SELECT", "UPDATE", "INSERT"]
     assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
     assert [entry.move_id for entry in stores.store.log("b", 0)] == ["b-1"]
+
+
+def test_a_commit_on_the_writer_takes_no_connection_from_the_pool_and_rolls_nothing_back(
+    stores: Stores,
+) -> None:
+    """At one action per commit the session, the pool's checkout and its reset-on-return rollback cost
+    more than the action's statements: the writer keeps one connection and begins and commits on it."""
+    new_page(stores.store, "p1")
+    pool_events: list[str] = []
+
+    def seen(name: str) -> Any:
+        def record(*_: Any) -> None:
+            if threading.current_thread().name == "dotfight-writer":
+                pool_events.append(name)
+
+        return record
+
+    for name in ("checkout", "checkin", "reset"):
+        event.listen(stores.engine, name, seen(name))
+    rollbacks: list[str] = []
+    event.listen(stores.engine, "rollback", lambda *_: rollbacks.append("rollback"))
+    for version in range(1, 6):
+        append(stores.store, "p1", version, f"m{version}").result(10)
+    assert pool_events == []
+    assert rollbacks == []
+    loaded = stores.fresh_store().load("p1")
+    assert [logged.move_id for logged in loaded.entries] == ["m1", "m2", "m3", "m4", "m5"]
+
+
+def test_a_broken_writer_connection_is_replaced_at_the_next_commit(stores: Stores) -> None:
+    new_page(stores.store, "p1")
+    append(stores.store, "p1", 1, "m1").result(10)
+    writer_connection = stores.writer._connection  # idle between commits
+    assert writer_connection is not None
+    writer_connection.invalidate()
+    assert append(stores.store, "p1", 2, "m2").result(10) == Appended(entry(2, "m2"))
+    assert stores.writer._connection is not writer_connection
+    assert [logged.version for logged in stores.fresh_store().load("p1").entries] == [1, 2]
+
+
+def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes_through(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database restarted (or dropped the connection) between two commits: the batch that finds
+    out before its commit was sent wrote nothing, and is written again on a new connection."""
+    engine = make_engine(postgres_url)
+    upgrade_to_head(engine)
+    writer = BatchWriter(engine)
+    stores = Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
+    try:
+        new_page(stores.store, "p1")
+        append(stores.store, "p1", 1, "m1").result(10)
+        with engine.connect() as connection:
+            dropped = connection.execute(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            ).scalar()
+        assert dropped and dropped >= 1
+        with caplog.at_level(logging.INFO, logger="dotfight.server.writer"):
+            assert append(stores.store, "p1", 2, "m2").result(10) == Appended(entry(2, "m2"))
+        assert "the writer's connection was lost" in caplog.text  # found out by the batch, not before
+        assert [logged.version for logged in stores.fresh_store().load("p1").entries] == [1, 2]
+    finally:
+        writer.close()
+        engine.dispose()
+
+
+def test_the_prepared_statements_store_exactly_what_sqlalchemy_core_would(any_stores: Stores) -> None:
+    """The hot path binds its parameters through the columns' own processors (JSON text, the database's
+    time format), so a logged row is the same, byte for byte, as SQLAlchemy's own INSERT writes."""
+    stores = any_stores
+    new_page(stores.store, "p1")
+    new_page(stores.store, "p2")
+    append(stores.store, "p1", 1, "m1").result(10)
+    logged = entry(1, "m1")
+    with stores.engine.begin() as connection:
+        at = connection.execute(select(ActionRow.created_at).where(ActionRow.page_id == "p1")).scalar_one()
+        connection.execute(
+            ActionRow.__table__.insert(),  # type: ignore[attr-defined]
+            {
+                "page_id": "p2",
+                "version": 1,
+                "side": logged.side,
+                "action": logged.action,
+                "events": logged.events,
+                "move_id": "m1",
+                "created_at": at,
+            },
+        )
+        raw = connection.exec_driver_sql(
+            "SELECT page_id, CAST(action AS TEXT), CAST(events AS TEXT), CAST(created_at AS TEXT)"
+            " FROM actions"
+        ).all()
+    rows = {row[0]: row[1:] for row in raw}
+    assert rows["p1"] == rows["p2"]
+    assert json.loads(rows["p1"][0]) == logged.action

@@ -1,9 +1,11 @@
 """The page authority: the one place where a page's actions are checked, applied, stored and announced.
 
-Each action runs under the page's asyncio lock. An engine thread checks it against the page's version
-and applies it (the engine's work, which rule values can make slow, never runs on the event loop, so
-one page's expensive move cannot hold up another page's); it then hands the log entry to the store's
-`append`, which writes it only at the version checked and answers once it is durable (the database
+Each action runs under the page's asyncio lock. The common move — its page in memory at the version the
+client saw, rules within the new-page limits, no convoy in transit — is checked and applied right on the
+event loop, its cost bounded by a small constant (docs/SERVER.md). Every other goes to an engine thread
+(the engine's work, which rule values can make slow, or a read of the store, never runs on the event
+loop, so one page's expensive move cannot hold up another page's). Either hands the log entry to the
+store's `append`, which writes it only at the version checked and answers once it is durable (the database
 store commits the writes waiting at that moment together). Only after that are the events handed to
 listeners (the WebSocket fan-out, the bot seat), so nobody ever hears of a move a crash could take
 back. The latest state of recent pages is kept in memory; a page another process moved on is brought
@@ -24,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from dotfight.engine import (
     EngineError,
@@ -71,8 +73,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # The private state is checkpointed in the store every this many versions (and when the page ends); in
-# between, a page loaded from the store replays at most this many log entries on top of it.
-CACHE_EVERY = 8
+# between, a page loaded from the store replays fewer log entries than this on top of it. Loads are
+# rare (the state of recent pages stays in memory) and a replayed move costs about what a checkpoint's
+# `State.to_json` does, so 16 halves the checkpoints' cost per move for a few more replayed at a load.
+CACHE_EVERY = 16
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,15 @@ class NewPage:
 
     page: LoadedPage
     seats: dict[str, str | None]
+
+
+class _Move(NamedTuple):
+    """An action worked out by the engine, not yet stored: its log entry, the page's new state, and the
+    events as sent."""
+
+    entry: LogEntry
+    state: State
+    wire: list[dict[str, Any]]
 
 
 # Called after every committed action, still under the page's lock (so in version order):
@@ -499,12 +512,15 @@ class PageAuthority:
         store cannot take the write now (or an expensive page's engine worker failed).
         """
         async with self.page_lock(page_id):
-            # One hand-off there and one back: the engine thread hands the entry to the store itself,
-            # and the writer answers this future once the entry is durable, on the loop's thread.
+            # The writer answers this future once the entry is durable, on the loop's thread. The common
+            # move is worked out right here and handed to the writer (one hand-off there and one back);
+            # any other goes to an engine thread, which hands the entry to the store itself.
             loop = asyncio.get_running_loop()
             outcome: asyncio.Future[tuple[LoadedPage, Applied]] = loop.create_future()
             reply = partial(self._replies_on(loop).settle, outcome)
-            self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, reply)
+            page = self._pages.get(page_id)
+            if page is None or not self._applied_here(page, seat, action, version, move_id, reply):
+                self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, reply)
             try:
                 page, applied = await outcome
             except VersionMoved:
@@ -574,28 +590,50 @@ class PageAuthority:
                 return
             if page.state.version != version:
                 raise stale(page)
-            side = self._acting_side(seat, page)
-            applied = self._applied(page, side, action)
-            if isinstance(applied, PageError):
+            move = self._move(page, seat, action, move_id)
+            if isinstance(move, PageError):
                 # A retry of a move already made is answered with its first result, whatever it carries.
                 duplicate = self._answered_before(page_id, seat, move_id)
                 if duplicate is None:
-                    raise applied
+                    raise move
                 reply((page, duplicate))
                 return
         except Exception as error:
             reply(error)
             return
-        new_state, events = applied
-        # The events as sent (the new turn's options, C6) are worked out here on the engine thread, not
-        # on the event loop after the commit: the same state, the same answer, and the loop stays free.
+        self._append(page, seat, move, reply)
+
+    def _applied_here(
+        self,
+        page: LoadedPage,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        reply: Reply[tuple[LoadedPage, Applied]],
+    ) -> bool:
+        """Checks and applies one action on the calling thread (the event loop) and hands its entry to the
+        store, when that needs no read and its cost is bounded by a small constant: the page in memory
+        at the version the client saw, rules within the new-page limits (every engine search bounded,
+        issue 9) and no convoy in transit (an arrival's free-spot search is the costliest bounded step;
+        docs/SERVER.md). Returns False, having done nothing, for every other action (an engine thread
+        then takes it), and for a refusal carrying a move_id (only the log can tell a retry of a move
+        already made, which is answered with its first result)."""
+        state = page.state
+        if state.version != version or state.convoys or not within_new_page_limits(state.rules):
+            return False
         try:
-            wire = events_on_the_wire(new_state, events)
+            move = self._move(page, seat, action, move_id)
+            if isinstance(move, PageError):
+                if move_id is not None:
+                    return False
+                reply(move)
+                return True
         except Exception as error:
             reply(error)
-            return
-        entry = LogEntry(new_state.version, side, action, events, move_id)
-        self._append(page, seat, entry, new_state, wire, reply)
+            return True
+        self._append(page, seat, move, reply)
+        return True
 
     def _page_at(self, page_id: str, version: int) -> LoadedPage:
         """The page in memory when it is at the version the client saw; else the page as stored (brought
@@ -610,30 +648,29 @@ class PageAuthority:
         """The side an action is for: the seat's, or for the local token whoever is to act."""
         return seat.side or page.state.actor or "blue"
 
-    def _applied(
-        self, page: LoadedPage, side: str, action: dict[str, Any]
-    ) -> tuple[State, list[dict[str, Any]]] | PageError:
-        """The engine's outcome of the action on the page: the new state and events, or the refusal (the
-        engine's, or no_change for an action that would only add a version)."""
+    def _move(
+        self, page: LoadedPage, seat: Seat, action: dict[str, Any], move_id: str | None
+    ) -> _Move | PageError:
+        """The engine's outcome of a seat's action on the page: the log entry, the new state and the
+        events as sent (the new turn's options, C6: worked out before the write, not on the event loop
+        after the commit); or the refusal (the engine's, or no_change for an action that would only add
+        a version)."""
+        side = self._acting_side(seat, page)
         try:
             new_state, events = self._advance(page.state, side, action)
         except EngineError as error:
             return engine_refusal(error)
         if changes_nothing(page.state, action):
             return BadRequest("this action would change nothing", reason="no_change")
-        return new_state, events
+        entry = LogEntry(new_state.version, side, action, events, move_id)
+        return _Move(entry, new_state, events_on_the_wire(new_state, events))
 
     def _append(
-        self,
-        page: LoadedPage,
-        seat: Seat,
-        entry: LogEntry,
-        new_state: State,
-        wire: list[dict[str, Any]],
-        reply: Reply[tuple[LoadedPage, Applied]],
+        self, page: LoadedPage, seat: Seat, move: _Move, reply: Reply[tuple[LoadedPage, Applied]]
     ) -> None:
-        """Hands the entry to the store at the page's version; once durable, the new state is the page in
-        memory and `reply` is told (a move_id logged before is answered with its first result)."""
+        """Hands the move's entry to the store at the page's version; once durable, the new state is the
+        page in memory and `reply` is told (a move_id logged before is answered with its first result)."""
+        entry, new_state, wire = move
         page_id = page.meta.id
         moved_on = LoadedPage(page.meta, new_state)
 
