@@ -248,8 +248,9 @@ def per_call_us(call: Callable[[], object], calls: int) -> float:
 
 # ---- the server's per-move sequence (issue 12) -----------------------------------------------------
 
-# The store keeps the private state (`State.to_json`) every this many versions and at the end
-# (dotfight/server/pages/authority.py `checkpoint_of`, CACHE_EVERY).
+# The private state (`State.to_json`) is checkpointed every this many versions and at the end. Fixed
+# here rather than read from the server (dotfight/server/pages/authority.py `CACHE_EVERY`, now 16), so
+# that `--against` times both trees on the same sequence; at 8 it overstates to_json's share a little.
 CHECKPOINT_EVERY = 8
 # benchmarks/server.py's soft pull: short, sure ink that stays in the flicker's own half.
 SOFT_PULL = 40.0

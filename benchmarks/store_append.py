@@ -47,13 +47,13 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import RuleSet, apply
+from dotfight.server.pages.authority import CACHE_EVERY
 from dotfight.store import appends
 from dotfight.store.database import make_engine, make_session_factory
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import Base
 from tests.support.pages import engine_page_ready_to_play
 
-CACHE_EVERY = 8
 SOFT_PULL = 40.0
 
 
