@@ -239,6 +239,8 @@ class BatchWriter:
                     transaction.finish()
                 finally:
                     transaction.close()
+                # Leaving the block sends the commit: a connection lost from here on may have
+                # committed, so the batch is not written again (only its callers are told).
                 committing = True
         except _NotTogether:
             # Rolled back: the same jobs one by one in a transaction, where the one that cannot be

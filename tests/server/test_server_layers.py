@@ -6,6 +6,7 @@ version order, a lost race answered by the store."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -17,7 +18,15 @@ from fastapi.testclient import TestClient
 
 from dotfight.server.app import create_app
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.pages.authority import Applied, CreatePage, PageAuthority, Seat, checkpoint_of
+from dotfight.server.pages.authority import (
+    CACHE_EVERY,
+    INK_PER_INTERVAL,
+    Applied,
+    CreatePage,
+    PageAuthority,
+    Seat,
+    checkpoint_of,
+)
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -265,3 +274,45 @@ def test_the_private_state_is_checkpointed_every_sixteen_versions_and_a_fresh_au
         return kept
 
     assert run(play) == [16, 32]
+
+
+def test_a_page_with_much_ink_is_checkpointed_less_often_and_still_resumes(
+    authority: PageAuthority, store: MemoryPageStore
+) -> None:
+    # Soft snipes that stay in the flicker's own half: nobody falls, every flick adds a line of ink.
+    async def play() -> list[tuple[int, int]]:
+        page_id, _ = await duel(authority)
+        while (await authority.page(page_id)).state.phase != "play":
+            seat, action, version = await next_action(authority, page_id)
+            await authority.act(page_id, seat, action, version, None)
+        kept = []
+        for number in range(2 * INK_PER_INTERVAL + 40):
+            page = await authority.page(page_id)
+            side = page.state.actor
+            assert side is not None
+            mine = [s["id"] for s in page.public_snapshot()["soldiers"] if s["side"] == side and s["alive"]]
+            pull = 40.0 if side == "blue" else -40.0
+            action = {"type": "flick", "soldier": mine[number // 2 % len(mine)], "kind": "snipe",
+                      "vector": [0.0, pull]}  # fmt: skip
+            await authority.act(page_id, Seat(side), action, page.state.version, None)
+            page = await authority.page(page_id)
+            if checkpoint_of(page.state).state is not None:
+                kept.append((page.state.version, len(page.state.ink)))
+        fresh = PageAuthority(store)  # as after a restart: from the last checkpoint and the entries after
+        try:
+            resumed = await fresh.page(page_id)
+        finally:
+            fresh.close()
+        assert resumed.state.to_json() == (await authority.page(page_id)).state.to_json()
+        assert kept[-1][0] < (await authority.page(page_id)).state.version - 1  # entries replayed on it
+        return kept
+
+    kept = run(play)
+    # Every 16 versions while the page has fewer than 128 lines, then every 32, then every 48.
+    for (version, ink), (next_version, _) in itertools.pairwise(kept):
+        assert next_version - version <= CACHE_EVERY * (
+            1 + (ink + next_version - version) // INK_PER_INTERVAL
+        )
+    gaps = {next_version - version for (version, _), (next_version, _) in itertools.pairwise(kept)}
+    assert {CACHE_EVERY, 2 * CACHE_EVERY} <= gaps
+    assert all(version % (CACHE_EVERY * (1 + ink // INK_PER_INTERVAL)) == 0 for version, ink in kept)

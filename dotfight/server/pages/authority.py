@@ -77,6 +77,22 @@ T = TypeVar("T")
 # rare (the state of recent pages stays in memory) and a replayed move costs about what a checkpoint's
 # `State.to_json` does, so 16 halves the checkpoints' cost per move for a few more replayed at a load.
 CACHE_EVERY = 16
+# Ink never rubs out, so a checkpoint costs more the longer the page (its `to_json` and the text the
+# store writes grow with every line drawn, while a replayed move costs the same): the interval grows by
+# CACHE_EVERY for every this many lines, which keeps the checkpoints' cost per move about constant. A
+# 1000-line page is checkpointed every 128 versions and replays at most 127 moves (a few ms) at a load.
+INK_PER_INTERVAL = 128
+
+
+def checkpoint_interval(state: State) -> int:
+    """How many versions apart the private state is checkpointed at `state`: CACHE_EVERY, and more on
+    a page with much ink (its checkpoint costs more).
+
+    >>> from dotfight.engine import RuleSet, new_page
+    >>> checkpoint_interval(new_page(RuleSet.preset("quick"), seed=1))
+    16
+    """
+    return CACHE_EVERY * (1 + len(state.ink) // INK_PER_INTERVAL)
 
 
 @dataclass(frozen=True)
@@ -182,9 +198,9 @@ def changes_nothing(state: State, action: dict[str, Any]) -> bool:
 
 
 def checkpoint_of(state: State) -> Checkpoint:
-    """The store's summary of a page at `state`, with the private state every CACHE_EVERY versions and at
-    the end."""
-    keep = state.version % CACHE_EVERY == 0 or state.phase == "over"
+    """The store's summary of a page at `state`, with the private state every
+    `checkpoint_interval` versions and at the end."""
+    keep = state.version % checkpoint_interval(state) == 0 or state.phase == "over"
     return Checkpoint(
         version=state.version,
         phase=state.phase,
