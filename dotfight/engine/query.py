@@ -106,7 +106,7 @@ def flickable(state: State, side: Side) -> list[str]:
         if index is None or not standing(state.soldiers[index], side):
             return []
         return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
-    return [s.id for s in state.soldiers if s.side == side and s.alive and not s.on_road]  # `standing`
+    return [s.id for s in state.soldiers if standing(s, side)]
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
@@ -165,7 +165,7 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     # Standing men outside the walls count too, but only where a send might take all but one of them.
     standing_men = holders
     if must_leave_one and holders <= send_max:
-        standing_men = sum(1 for s in soldiers if s.side == side and s.alive and not s.on_road)
+        standing_men = sum(1 for s in soldiers if standing(s, side))
         if standing_men < 2:
             return none  # whoever walked, nobody would be left to make the flick this turn owes
     bases = state.bases

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from .actions import Send
 from .errors import IllegalAction
-from .guards import require_actor, require_phase, require_standing
+from .guards import require_actor, require_phase, require_standing, standing
 from .jotting import jot
 from .rules import MAX_BASES_PER_SIDE, MAX_SOLDIERS_PER_BASE
 from .state import (
@@ -81,9 +81,7 @@ def check_send(state: State, side: Side, action: Send) -> None:
         )
     if turn.chain is None and turn.flicks_left > 0:
         walking = set(action.soldiers)
-        if not any(
-            s.side == side and s.alive and not s.on_road and s.id not in walking for s in state.soldiers
-        ):
+        if not any(standing(s, side) and s.id not in walking for s in state.soldiers):
             raise IllegalAction(
                 "no_soldier_left", "send: nobody would be left to make the flick this turn owes"
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import GAME_OVER, IllegalAction
 from .flick import in_last_stand
-from .guards import require_actor, require_phase
+from .guards import require_actor, require_phase, standing
 from .send import arrive
 from .state import Event, Side, State, Turn, evolve, other_side
 from .winning import end_page, game_over_event, phase_over_event
@@ -53,9 +53,7 @@ def _spent(state: State, turn: Turn | None) -> bool:
     """`turn_is_spent` of the page with this turn in play (asked of a stop's turn without making its page)."""
     if state.phase != "play" or turn is None or turn.chain is not None:
         return False
-    return turn.flicks_left <= 0 or not any(
-        s.alive and not s.on_road and s.side == turn.side for s in state.soldiers
-    )
+    return turn.flicks_left <= 0 or not any(standing(s, turn.side) for s in state.soldiers)
 
 
 def stop(state: State, side: Side) -> tuple[State, list[Event]]:
