@@ -1,4 +1,5 @@
-"""The runnable examples in the docstrings of the picture, push, page-view and link-preview modules."""
+"""The runnable examples in the docstrings of the picture, push, page-view, link-preview, cache and
+schema modules."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ pytestmark = pytest.mark.skipif(sys.flags.optimize >= 2, reason="python -OO stri
 
 MODULES = [
     "dotfight.server.picture",
+    "dotfight.server.picture_worker",
+    "dotfight.server.cache",
+    "dotfight.server.schemas",
     "dotfight.server.push",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
