@@ -64,6 +64,11 @@ class Pictures:
         self._drawing: dict[Key, asyncio.Future[bytes]] = {}
         self.limiter = RateLimiter(settings.pictures_per_address_per_second, settings.picture_burst)
 
+    @property
+    def cached_bytes(self) -> int:
+        """The bytes of pictures held in memory now."""
+        return self._cache.bytes
+
     async def svg_gzip(self, page: LoadedPage) -> bytes:
         """Returns the page's SVG at its version, gzipped."""
         return await self._picture(page, "svg")
@@ -173,12 +178,14 @@ async def picture_svg(
     it, as the worker made it; unzipped here only for a client that does not)."""
     page = await services.master.page(page_id)
     headers, held = _headers(request, page, "svg")
-    headers["Vary"] = "Accept-Encoding"
     if held:
         return Response(status_code=304, headers=headers)
     body = await pictures.svg_gzip(page)
     if "gzip" in request.headers.get("accept-encoding", ""):
-        return Response(body, media_type="image/svg+xml", headers={**headers, "Content-Encoding": "gzip"})
+        # An answer with its Content-Encoding passes the gzip middleware untouched, Vary and all.
+        zipped = {**headers, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(body, media_type="image/svg+xml", headers=zipped)
+    # The gzip middleware adds the Vary of a plain answer (an SVG is always over its 1 KB minimum).
     return Response(gzip.decompress(body), media_type="image/svg+xml", headers=headers)
 
 
