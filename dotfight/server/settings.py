@@ -118,8 +118,8 @@ class Settings(BaseSettings):
     log_page_max: int = Field(default=2000, gt=0)
     # --- The page's pictures (issue 18). Drawn in this many worker processes (started at the first
     # picture, at a lower priority than the server), each in at most `picture_timeout_s` (then the
-    # worker is replaced and the answer is 503 `unavailable`); a request waits that long at most for a
-    # free worker. An SVG over `picture_max_bytes` is not made (503, remembered for that version).
+    # worker is replaced and the answer is 503 `unavailable`). An SVG over `picture_max_bytes` is not
+    # made (503). Both refusals are remembered for that page and version.
     picture_processes: int = Field(default=1, gt=0)
     picture_timeout_s: float = Field(default=20.0, gt=0)
     picture_max_bytes: int = Field(default=4 * 1024**2, gt=0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated
 
@@ -36,10 +37,13 @@ router = APIRouter(prefix="/api")
 
 FINISHED_MAX_AGE = 86_400
 PICTURE_HEADERS = {"Content-Security-Policy": "default-src 'none'", "X-Content-Type-Options": "nosniff"}
-# Entries besides the byte bound (a page's SVG and PNG at one version are two), and verdicts of "too
-# large" remembered so that asking again costs nothing.
+# Entries besides the byte bound (a page's SVG and PNG at one version are two), and refusals remembered
+# (too large, or over the time budget: a version's drawing does not change) so asking again costs nothing.
 CACHED_PICTURES = 4096
 REMEMBERED_REFUSALS = 4096
+# Drawings waiting or running per worker process; past them a new picture is refused at once (a wait
+# bounded by a count, as a server's accept queue is, rather than by a timer on the queue).
+QUEUED_PER_WORKER = 8
 
 Key = tuple[str, int, str]  # page id, version, "svg" or "png"
 
@@ -51,7 +55,7 @@ class Pictures:
         self._cache: LruCache[Key, bytes] = LruCache(
             CACHED_PICTURES, max_bytes=settings.picture_cache_bytes, size=len
         )
-        self._too_large: LruCache[tuple[str, int], bool] = LruCache(REMEMBERED_REFUSALS)
+        self._refused: LruCache[Key, Callable[[], ApiError]] = LruCache(REMEMBERED_REFUSALS)
         self._pool = WorkerPool(
             "pictures",
             settings.picture_processes,
@@ -59,7 +63,7 @@ class Pictures:
             preload=["dotfight.server.picture_worker"],
         )
         self._slots = asyncio.Semaphore(settings.picture_processes)
-        self._wait_s = settings.picture_timeout_s
+        self._queue = settings.picture_processes * QUEUED_PER_WORKER
         self._max_bytes = settings.picture_max_bytes
         self._drawing: dict[Key, asyncio.Future[bytes]] = {}
         self.limiter = RateLimiter(settings.pictures_per_address_per_second, settings.picture_burst)
@@ -82,11 +86,19 @@ class Pictures:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        if self._too_large.get(key[:2]):
-            raise _too_large()
+        refused = self._refused.get(key)
+        if refused is not None:
+            raise refused()
         # Clients asking for the same picture at once share one drawing.
         drawing = self._drawing.get(key)
         if drawing is None:
+            if len(self._drawing) >= self._queue:
+                raise ApiError(
+                    "unavailable",
+                    "the server is busy drawing other pictures; try again in a moment",
+                    reason="pictures_busy",
+                    headers={"Retry-After": "1"},
+                )
             drawing = asyncio.ensure_future(self._draw(page, kind))
             self._drawing[key] = drawing
             drawing.add_done_callback(partial(self._drawn, key))
@@ -98,32 +110,21 @@ class Pictures:
             drawing.exception()  # retrieved: every waiter may have gone
 
     async def _draw(self, page: LoadedPage, kind: str) -> bytes:
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self._wait_s)
-        except TimeoutError:
-            raise ApiError(
-                "unavailable",
-                "the server is busy drawing other pictures; try again in a moment",
-                reason="pictures_busy",
-                headers={"Retry-After": "1"},
-            ) from None
+        await self._slots.acquire()
         try:
             # The state goes to the worker by value (pickled by the pool's own thread, not this loop).
             drawn: Drawn = await self._pool.run(
                 draw_by_value, page.state, page.meta.id, kind == "png", self._max_bytes
             )
         except PictureTooLarge:
-            self._too_large.put((page.meta.id, page.state.version), True)
+            for other in ("svg", "png"):  # the PNG is made from the SVG
+                self._refused.put((page.meta.id, page.state.version, other), _too_large)
             raise _too_large() from None
         except PictureUnavailable as error:
             raise ApiError("unavailable", str(error), reason="no_rasteriser") from None
         except WorkerTimeout:
-            raise ApiError(
-                "unavailable",
-                "drawing this picture took too long; try again later",
-                reason="picture_timeout",
-                headers={"Retry-After": "10"},
-            ) from None
+            self._refused.put((page.meta.id, page.state.version, kind), _too_slow)
+            raise _too_slow() from None
         except WorkerFailed:
             raise ApiError("unavailable", "drawing this picture failed", reason="picture_failed") from None
         finally:
@@ -140,6 +141,16 @@ class Pictures:
 
 def _too_large() -> ApiError:
     return ApiError("unavailable", "this page is too large to draw as a picture", reason="picture_too_large")
+
+
+def _too_slow() -> ApiError:
+    # Remembered for this version: the page's next move may be drawn again.
+    return ApiError(
+        "unavailable",
+        "drawing this picture took too long; it is drawn again once the page moves on",
+        reason="picture_timeout",
+        headers={"Retry-After": "10"},
+    )
 
 
 def get_pictures(connection: HTTPConnection) -> Pictures:
