@@ -59,6 +59,14 @@ class Settings(BaseSettings):
     # Seconds a connection has to send a whole request head (from connecting, or from the head's first
     # byte on a kept-alive connection); then 408 (or a silent close if nothing came).
     http_head_timeout: float = Field(default=10.0, gt=0)
+    # Seconds a request has to send its whole body once its head is in (nginx's client_body_timeout,
+    # Apache's RequestReadTimeout body=); then 408, or a plain close once an answer has begun.
+    http_body_timeout: float = Field(default=10.0, gt=0)
+    # Open HTTP connections from one TCP peer (its address); a connection beyond it is answered 429
+    # `too_many_sockets` and closed at once. Peers in forwarded_allow_ips are not capped (behind a proxy
+    # every peer is the proxy, which limits its clients itself). A WebSocket leaves this count when it is
+    # upgraded: the sockets per address are ws_max_sockets_per_address's to cap.
+    http_max_connections_per_peer: int = Field(default=500, gt=0)
     # Seconds an idle kept-alive connection stays open between requests.
     http_keep_alive_timeout: int = Field(default=5, gt=0)
     # Open connections (HTTP and WebSocket) plus running requests; beyond it requests get 503.

@@ -1,4 +1,5 @@
-"""The runnable examples in the docstrings of the picture, push, page-view and link-preview modules."""
+"""The runnable examples in the docstrings of the picture, push, page-view, link-preview and transport
+modules."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ MODULES = [
     "dotfight.server.push",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
+    "dotfight.server.transport",
 ]
 
 
