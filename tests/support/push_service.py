@@ -188,13 +188,18 @@ class Browser:
 
 
 def subscribe_seat(
-    server: ServerProcess, page: dict[str, Any], side: str, subscription: dict[str, Any]
+    server: ServerProcess,
+    page: dict[str, Any],
+    side: str,
+    subscription: dict[str, Any],
+    timeout: float = 10.0,
 ) -> Any:
     """Subscribes a seat of a page on a real server; returns the answer, whatever it is."""
     return server.http.post(
         f"/api/pages/{page['id']}/push",
         json=subscription,
         headers={"Authorization": f"Bearer {page['seats'][side]}"},
+        timeout=timeout,
     )
 
 
