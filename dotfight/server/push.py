@@ -185,15 +185,19 @@ class PushService:
         self._delivery_storage = ThreadPoolExecutor(1, thread_name_prefix="dotfight-push-read")
         # Encrypting and signing a push (about 0.5 ms of CPU each) off the event loop.
         self._crypto = ThreadPoolExecutor(1, thread_name_prefix="dotfight-push-crypto")
-        # getaddrinfo blocks: one thread per push that may be under way (made only when needed).
+        # getaddrinfo blocks: one thread per push that may be under way (made only when needed), and
+        # a few for checking subscriptions, so that hosts slow to resolve at delivery hold up no subscriber.
         self._lookups = ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="dotfight-push-dns")
+        self._subscribe_lookups = ThreadPoolExecutor(4, thread_name_prefix="dotfight-push-dns-check")
         self.policy = EndpointPolicy(
             insecure=self.settings.insecure_endpoints, allowed_hosts=tuple(self.settings.allowed_hosts)
         )
-        self._resolve = resolver(self.policy, self._lookups, self.settings.connect_timeout)
+        self._resolve_subscribed = resolver(
+            self.policy, self._subscribe_lookups, self.settings.connect_timeout
+        )
         self._sender = PushSender(
             self.policy,
-            self._resolve,
+            resolver(self.policy, self._lookups, self.settings.connect_timeout),
             connect_timeout=self.settings.connect_timeout,
             timeout=self.settings.timeout,
         )
@@ -252,7 +256,7 @@ class PushService:
         public named host (of the allow-list, if set), or whose host resolves to any address that is not
         public; `unavailable` when its host cannot be resolved for now."""
         try:
-            await self._resolve(parse_endpoint(endpoint, self.policy))
+            await self._resolve_subscribed(parse_endpoint(endpoint, self.policy))
         except EndpointRefused as error:
             raise ApiError("bad_request", str(error), reason="push_endpoint") from error
         except EndpointUnresolved as error:
@@ -447,5 +451,12 @@ class PushService:
         except TimeoutError:
             for task in self._tasks():
                 task.cancel()
-        for threads in (self._storage, self._delivery_storage, self._crypto, self._lookups):
+        threads_of_push = (
+            self._storage,
+            self._delivery_storage,
+            self._crypto,
+            self._lookups,
+            self._subscribe_lookups,
+        )
+        for threads in threads_of_push:
             threads.shutdown(wait=False, cancel_futures=True)

@@ -51,6 +51,9 @@ class PushService:
     server: ThreadingHTTPServer
     received: list[Received] = field(default_factory=list)
     redirect_to: str = ""
+    # Requests being answered right now, and the most there ever were at once.
+    open_requests: int = 0
+    most_open: int = 0
     hold: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
 
@@ -77,6 +80,16 @@ def push_service_on_loopback() -> Iterator[PushService]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
+            with service.arrived:
+                service.open_requests += 1
+                service.most_open = max(service.most_open, service.open_requests)
+            try:
+                self.answer()
+            finally:
+                with service.arrived:
+                    service.open_requests -= 1
+
+        def answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             service.hold.wait(10)
             with service.arrived:
