@@ -87,6 +87,17 @@ def red_subscribed(
     return page, red
 
 
+def red_with_phones(
+    client: TestClient, service: PushService, count: int
+) -> tuple[dict[str, Any], list[Browser]]:
+    """A new link page whose red seat subscribed `count` phones at the stand-in's /push/red-{n}."""
+    page = new_page(client)
+    phones = [Browser.at(f"{service.base}/push/red-{n}") for n in range(count)]
+    for phone in phones:
+        assert subscribe(client, page, "red", phone).status_code == 201
+    return page, phones
+
+
 def drain(client: TestClient) -> None:
     """Waits until the server has sent every push it queued."""
     client.portal.call(client.app.state.push.drain)  # type: ignore[union-attr,attr-defined]
@@ -275,10 +286,7 @@ def test_a_seat_keeps_its_five_newest_subscriptions_and_one_per_endpoint(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    phones = [Browser.at(f"{push_service.base}/push/red-{n}") for n in range(6)]
-    for phone in phones:
-        assert subscribe(client, page, "red", phone).status_code == 201
+    page, phones = red_with_phones(client, push_service, 6)
     renewed = Browser.at(phones[5].endpoint)  # the same browser, new keys: renewed, not added
     assert subscribe(client, page, "red", renewed).status_code == 201
     move(client, page)  # quick setup
@@ -326,10 +334,7 @@ def test_a_seats_devices_are_pushed_to_at_most_two_at_once(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    phones = [Browser.at(f"{push_service.base}/push/red-{n}") for n in range(5)]
-    for phone in phones:
-        assert subscribe(client, page, "red", phone).status_code == 201
+    page, _ = red_with_phones(client, push_service, 5)
     push_service.hold.clear()  # every push waits for the push service
     move(client, page)  # quick setup
     move(client, page)  # blue ready: red's move, five devices
