@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import ipaddress
+import re
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
@@ -27,6 +28,7 @@ Lookup = Callable[[str, int], Sequence[str]]
 HTTPS_PORT = 443
 # Special-use names (RFC 6761, 6762, 8375, 9476 and ICANN's .internal) never name a push service.
 SPECIAL_NAMES = ("localhost", "local", "test", "example", "invalid", "internal", "home.arpa", "onion", "alt")
+HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
 # NAT64 prefixes (RFC 6052, 8215): the IPv4 address in the last 32 bits is where the packets end up.
 NAT64_NETWORKS = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
 # IPv4-compatible addresses (deprecated, RFC 4291), `::` and `::1` among them.
@@ -178,10 +180,15 @@ def parse_endpoint(endpoint: str, policy: EndpointPolicy) -> Target:
             raise _refuse("a bare address")  # push services are named hosts; an address is someone's machine
         if not policy.allows_address(address):
             raise _refuse("not a public address")
-    else:
-        labels = host.split(".")
-        if len(labels) < 2 or any(host == name or host.endswith("." + name) for name in SPECIAL_NAMES):
-            raise _refuse("not a public host name")
+    elif not HOST_NAME.fullmatch(host):
+        raise _refuse(
+            "a host name of letters, digits, hyphens and dots"
+        )  # no %-escapes for a URL parser to undo
+    elif not policy.insecure and (
+        "." not in host or any(host == name or host.endswith("." + name) for name in SPECIAL_NAMES)
+    ):
+        # Local names (with `insecure`, tests may use `localhost`: the lookup's check still holds).
+        raise _refuse("not a public host name")
     if not policy.allows_host(host):
         raise _refuse("not a push service this server sends to")
     return Target(parts.geturl(), parts.scheme, host, port, numeric=address is not None)

@@ -64,6 +64,8 @@ BAD_SHAPES = (
     "ftp://fcm.googleapis.com/x",
     "https:///x",
     "https://fcm.googleapis.com\t/x",
+    "https://%31%32%37.0.0.1/x",  # escapes another URL parser might undo
+    "https://%6c%6f%63%61%6c%68%6f%73%74.com/x",
 )
 
 
