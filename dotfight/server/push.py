@@ -399,8 +399,10 @@ class PushService:
     async def _settle(self, seat: Seat, endpoint: str, sent: Sent) -> None:
         """Acts on a push's outcome: forgets endpoints that are gone, refused, or keep not answering."""
         page_id, side = seat
-        if sent.outcome is Outcome.DELIVERED:
-            self._unanswered.pop(endpoint, None)
+        if sent.outcome in (Outcome.DELIVERED, Outcome.FAILED):
+            self._unanswered.pop(endpoint, None)  # it answered: it is not dead
+            if sent.outcome is Outcome.FAILED:
+                logger.warning("page %s: a push service answered %s", page_id, sent.status)
         elif sent.outcome is Outcome.GONE:
             logger.info("page %s: a %s push subscription has expired; removed", page_id, side)
             await self._forget(seat, endpoint)
@@ -425,8 +427,6 @@ class PushService:
             self._unanswered[endpoint] = strikes
             while len(self._unanswered) > MAX_COUNTED_ENDPOINTS:
                 self._unanswered.popitem(last=False)
-        else:
-            logger.warning("page %s: a push service answered %s", page_id, sent.status)
 
     async def _forget(self, seat: Seat, endpoint: str) -> None:
         self._unanswered.pop(endpoint, None)
