@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import httpx
+
 from tests.hostile.conftest import StartServer
 from tests.support.page_client import create_page
 from tests.support.push_service import (
@@ -69,10 +71,8 @@ BAD_SHAPES = (
 )
 
 
-def refused_everywhere(answer: object) -> None:
-    from httpx import Response
-
-    assert isinstance(answer, Response)
+def refused_everywhere(answer: httpx.Response) -> None:
+    """Checks a refusal of an endpoint: 400 in the JSON error shape, saying what was wrong."""
     assert answer.status_code == 400, answer.text
     error = answer.json()["error"]
     assert error["code"] == "bad_request" and "push endpoint" in error["message"], error
