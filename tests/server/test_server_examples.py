@@ -1,5 +1,5 @@
-"""The runnable examples in the docstrings of the picture, push, page-view, link-preview and transport
-modules."""
+"""The runnable examples in the docstrings of the picture, push (notices, endpoints, messages), page-view,
+link-preview and transport modules."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ pytestmark = pytest.mark.skipif(sys.flags.optimize >= 2, reason="python -OO stri
 MODULES = [
     "dotfight.server.picture",
     "dotfight.server.push",
+    "dotfight.server.push_endpoint",
+    "dotfight.server.push_message",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
     "dotfight.server.transport",
