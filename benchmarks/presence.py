@@ -69,7 +69,12 @@ def main() -> int:
         server = ServerProcess.on_sqlite(
             Path(workdir),
             extra_args=["--no-access-log"],
-            extra_env={"DOTFIGHT_WS_MAX_SOCKETS_PER_PAGE": caps, "DOTFIGHT_WS_MAX_SOCKETS_PER_ADDRESS": caps},
+            extra_env={
+                "DOTFIGHT_WS_MAX_SOCKETS_PER_PAGE": caps,
+                "DOTFIGHT_WS_MAX_SOCKETS_PER_ADDRESS": caps,
+                # Each watcher is an HTTP connection from the same address until its handshake upgrades.
+                "DOTFIGHT_HTTP_MAX_CONNECTIONS_PER_PEER": caps,
+            },
         )
         try:
             server.start()

@@ -2,31 +2,35 @@
 
 The server's VAPID key pair is made once, on first need, and kept in the database (table `vapid_keys`),
 so every worker process and every restart signs with the same key and browsers' subscriptions stay
-valid. A browser subscribes for one seat (`routes/push.py`, with the seat token); after every committed
-action the master tells `PushService.announce`, which decides from the new state and the action's
-events whether it just became the other seat's move (or the page just ended) and, if so, queues a
-delivery: the subscriptions are read and the encrypted pushes sent by `pywebpush` in a worker thread of
-this module, never on the move's path (the listener only queues). A push service answering 404 or 410
-has forgotten the subscription: it is deleted. A seat with a WebSocket open on the page is not pushed
-to (its page already shows the move; the tab's title says so).
+valid. A browser subscribes for one seat (`routes/push.py`, with the seat token): its keys must be a
+P-256 point and a 16-byte secret, its endpoint a public push service (`push_endpoint.py`). After every
+committed action the master tells `PushService.announce`, which decides from the new state and the
+action's events whether it just became the other seat's move (or the page just ended) and, if so,
+queues a delivery for that seat, never on the move's path (the listener only queues).
+
+A seat has at most one delivery under way and one waiting (a newer notice replaces the waiting one: it
+carries the same `Topic`, and the phone would show only the newest). A delivery reads the seat's
+subscriptions and pushes to each on its own (`push_message.py` encrypts, `push_sender.py` posts), at
+most `seat_concurrency` of them at once and `concurrency` in the whole process, each within its
+deadlines: a seat's silent push services hold its own share and nobody else's. An endpoint its push
+service says is gone (404, 410), one that no longer resolves to a public address, one whose keys
+cannot be encrypted to, and one left unanswered `drop_after` times in a row are forgotten. A seat with
+a WebSocket open on the page is not pushed to (its page already shows the move; the tab's title says so).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import ipaddress
 import json
 import logging
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import cached_property, partial
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
-from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 
@@ -35,7 +39,16 @@ from dotfight.server.errors import ApiError
 from dotfight.server.hub import Hub
 from dotfight.server.master import Applied
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.settings import Settings
+from dotfight.server.push_endpoint import (
+    EndpointPolicy,
+    EndpointRefused,
+    EndpointUnresolved,
+    parse_endpoint,
+    resolver,
+)
+from dotfight.server.push_message import BadKeys, VapidKeys, auth_secret, push_message, receiver_key
+from dotfight.server.push_sender import Outcome, PushSender, Sent
+from dotfight.server.settings import PushSettings, Settings
 from dotfight.store import push_subscriptions as repository
 from dotfight.store.database import make_session_factory
 
@@ -44,26 +57,12 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 PUSH_MODES = frozenset({"link", "live"})
-# Deliveries waiting at once; beyond this a push is dropped (and logged) rather than queued without end.
+# Seats with a delivery under way at once; beyond this a push is dropped (and logged) rather than
+# queued without end.
 MAX_PENDING = 1000
-GONE = frozenset({404, 410})
-
-
-class PushSettings(BaseSettings):
-    """Web Push settings, from the environment with the prefix DOTFIGHT_PUSH_."""
-
-    model_config = SettingsConfigDict(env_prefix="DOTFIGHT_PUSH_", extra="ignore")
-
-    # The VAPID contact (`mailto:` or `https:`); default: the public URL when it is https.
-    subject: str | None = None
-    # Seconds a push service keeps an undelivered push (a phone that is off for a while still hears).
-    ttl: int = 86_400
-    # Subscriptions kept per seat (a player's phone and laptop); the oldest goes first.
-    per_seat: int = 5
-    # Seconds to wait for a push service.
-    timeout: float = 10.0
-    # Lets endpoints be plain http or loopback (tests stand in for the push service); never in production.
-    insecure_endpoints: bool = False
+# Endpoints whose unanswered pushes in a row are counted (the least recently failed are forgotten first).
+MAX_COUNTED_ENDPOINTS = 10_000
+Seat = tuple[str, str]  # (page id, side)
 
 
 @dataclass(frozen=True)
@@ -164,57 +163,12 @@ def notice_for(state: State, events: Sequence[dict[str, Any]]) -> Notice | None:
     return Notice(them, title, f"{said}Your turn: {_plural(flicks, 'flick')}.{stand}")
 
 
-def check_endpoint(endpoint: str, insecure: bool) -> None:
-    """Refuses (bad_request) an endpoint the server must not post to: not https, or a bare address or
-    local name, unless `insecure` (tests) allows plain http and loopback.
+@dataclass
+class _SeatDeliveries:
+    """A seat's delivery under way, and the newest notice waiting to follow it."""
 
-    >>> check_endpoint("https://fcm.googleapis.com/fcm/send/abc", insecure=False)
-    >>> check_endpoint("http://127.0.0.1:9/push", insecure=False)
-    Traceback (most recent call last):
-    ...
-    dotfight.server.errors.ApiError: a push endpoint must be an https URL of a push service
-    """
-    parts = urlsplit(endpoint)
-    host = (parts.hostname or "").lower()
-    if insecure and parts.scheme in ("http", "https") and host:
-        return
-    local = host in ("localhost", "") or host.endswith((".localhost", ".local", ".internal"))
-    try:
-        ipaddress.ip_address(host)
-        local = True  # push services are named hosts; a bare address is someone's machine
-    except ValueError:
-        pass
-    if parts.scheme != "https" or local or "." not in host:
-        raise ApiError("bad_request", "a push endpoint must be an https URL of a push service")
-
-
-@dataclass(frozen=True)
-class VapidKeys:
-    """The server's VAPID key pair: the private key in PEM, the public key as browsers want it."""
-
-    private_pem: str
-    public_key: str  # base64url of the uncompressed P-256 point: the applicationServerKey
-
-    @classmethod
-    def make(cls) -> VapidKeys:
-        """Makes a new key pair."""
-        from cryptography.hazmat.primitives import serialization
-        from py_vapid import Vapid02
-
-        vapid = Vapid02()
-        vapid.generate_keys()
-        point = vapid.public_key.public_bytes(
-            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
-        )
-        public = base64.urlsafe_b64encode(point).rstrip(b"=").decode("ascii")
-        return cls(private_pem=vapid.private_pem().decode("ascii"), public_key=public)
-
-    @cached_property
-    def signer(self) -> Any:
-        """The key as pywebpush signs with it: RFC 8292 (`Authorization: vapid t=…, k=…`)."""
-        from py_vapid import Vapid02
-
-        return Vapid02.from_pem(self.private_pem.encode("ascii"))
+    waiting: dict[str, Any] | None = None
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
 
 
 class PushService:
@@ -225,10 +179,33 @@ class PushService:
         self._public_url = settings.public_url
         self._sessions = make_session_factory(database)
         self._hub = hub
-        self._threads = ThreadPoolExecutor(2, thread_name_prefix="dotfight-push")
+        # The database work of subscribing and of the keys, and that of deliveries, in threads of their
+        # own: a subscription is never stored behind a delivery's reads; no thread waits on the network.
+        self._storage = ThreadPoolExecutor(2, thread_name_prefix="dotfight-push-store")
+        self._delivery_storage = ThreadPoolExecutor(1, thread_name_prefix="dotfight-push-read")
+        # Encrypting and signing a push (about 0.5 ms of CPU each) off the event loop.
+        self._crypto = ThreadPoolExecutor(1, thread_name_prefix="dotfight-push-crypto")
+        # getaddrinfo blocks: one thread per push that may be under way (made only when needed), and
+        # a few for checking subscriptions, so that hosts slow to resolve at delivery hold up no subscriber.
+        self._lookups = ThreadPoolExecutor(self.settings.concurrency, thread_name_prefix="dotfight-push-dns")
+        self._subscribe_lookups = ThreadPoolExecutor(4, thread_name_prefix="dotfight-push-dns-check")
+        self.policy = EndpointPolicy(
+            insecure=self.settings.insecure_endpoints, allowed_hosts=tuple(self.settings.allowed_hosts)
+        )
+        self._resolve_subscribed = resolver(
+            self.policy, self._subscribe_lookups, self.settings.connect_timeout
+        )
+        self._sender = PushSender(
+            self.policy,
+            resolver(self.policy, self._lookups, self.settings.connect_timeout),
+            connect_timeout=self.settings.connect_timeout,
+            timeout=self.settings.timeout,
+        )
+        self._slots = asyncio.Semaphore(self.settings.concurrency)
         self._keys: VapidKeys | None = None
         self._keys_lock = asyncio.Lock()
-        self._deliveries: set[asyncio.Task[None]] = set()
+        self._seats: dict[Seat, _SeatDeliveries] = {}
+        self._unanswered: OrderedDict[str, int] = OrderedDict()
 
     @property
     def subject(self) -> str:
@@ -239,9 +216,9 @@ class PushService:
             return self._public_url.rstrip("/")
         return "mailto:dotfight@localhost"
 
-    async def _in_thread(self, work: Any, *args: Any) -> Any:
+    async def _in_thread(self, threads: ThreadPoolExecutor, work: Callable[..., T], *args: Any) -> T:
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._threads, partial(work, *args))
+            return await asyncio.get_running_loop().run_in_executor(threads, partial(work, *args))
         except (OperationalError, InterfaceError) as error:
             raise ApiError("unavailable", "the database does not answer; try again in a moment") from error
 
@@ -253,7 +230,7 @@ class PushService:
         if self._keys is None:
             async with self._keys_lock:
                 if self._keys is None:
-                    self._keys = await self._in_thread(self._load_or_make_keys)
+                    self._keys = await self._in_thread(self._storage, self._load_or_make_keys)
         assert self._keys is not None
         return self._keys
 
@@ -274,22 +251,47 @@ class PushService:
             logger.info("made the server's VAPID key pair")
             return made
 
+    async def check_endpoint(self, endpoint: str) -> None:
+        """Refuses (bad_request) an endpoint the server must not post to: not https on port 443 of a
+        public named host (of the allow-list, if set), or whose host resolves to any address that is not
+        public; `unavailable` when its host cannot be resolved for now."""
+        try:
+            await self._resolve_subscribed(parse_endpoint(endpoint, self.policy))
+        except EndpointRefused as error:
+            raise ApiError("bad_request", str(error), reason="push_endpoint") from error
+        except EndpointUnresolved as error:
+            if error.missing:
+                message = "a push endpoint's host must exist (it does not resolve)"
+                raise ApiError("bad_request", message, reason="push_endpoint") from error
+            message = "the push endpoint's host cannot be resolved now; try again in a moment"
+            raise ApiError("unavailable", message) from error
+
     async def subscribe(self, page: LoadedPage, side: str, endpoint: str, p256dh: str, auth: str) -> None:
-        """Keeps a subscription for a seat of a shared-link or live page (refusing other pages)."""
+        """Keeps a subscription for a seat of a shared-link or live page (refusing other pages, keys that
+        cannot be encrypted to and endpoints the server must not post to)."""
         if page.meta.mode not in PUSH_MODES:
             raise ApiError("bad_request", "pushes are for pages on a shared link or live", reason="no_push")
-        check_endpoint(endpoint, self.settings.insecure_endpoints)
+        try:
+            receiver_key(p256dh)
+            auth_secret(auth)
+        except BadKeys as error:
+            raise ApiError("bad_request", f"the subscription's keys are not usable: {error}") from error
+        await self.check_endpoint(endpoint)
         subscribe = partial(repository.subscribe, keep=self.settings.per_seat)
         # The same subscription sent twice at once: the other request stored it.
         with contextlib.suppress(IntegrityError):
-            await self._in_thread(self._write, subscribe, page.meta.id, side, endpoint, p256dh, auth)
+            await self._in_thread(
+                self._storage, self._write, subscribe, page.meta.id, side, endpoint, p256dh, auth
+            )
 
     async def unsubscribe(self, page_id: str, side: str, endpoint: str) -> bool:
         """Forgets a seat's subscription; tells whether there was one."""
-        removed: int = await self._in_thread(self._write, repository.unsubscribe, page_id, side, endpoint)
-        return removed > 0
+        removed = await self._in_thread(
+            self._storage, self._write, repository.unsubscribe, page_id, side, endpoint
+        )
+        return bool(removed)
 
-    def _write(self, work: Any, *args: Any) -> Any:
+    def _write(self, work: Callable[..., T], *args: Any) -> T:
         with self._sessions() as session:
             result = work(session, *args)
             session.commit()
@@ -316,65 +318,145 @@ class PushService:
         notice = notice_for(page.state, applied.events)
         if notice is None or presence.get(notice.side):
             return
-        if len(self._deliveries) >= MAX_PENDING:
+        payload = notice.payload(page.meta.id, applied.version)
+        seat = (page.meta.id, notice.side)
+        deliveries = self._seats.get(seat)
+        if deliveries is not None:
+            deliveries.waiting = payload  # sent when the one under way is done; replaces an older one
+            return
+        if len(self._seats) >= MAX_PENDING:
             logger.warning("page %s: too many pushes waiting; this one is dropped", page.meta.id)
             return
-        payload = notice.payload(page.meta.id, applied.version)
-        task = asyncio.get_running_loop().create_task(self._deliver(page.meta.id, notice.side, payload))
-        self._deliveries.add(task)
-        task.add_done_callback(self._deliveries.discard)
+        deliveries = self._seats[seat] = _SeatDeliveries()
+        deliveries.task = asyncio.get_running_loop().create_task(self._serve_seat(seat, deliveries, payload))
 
-    async def _deliver(self, page_id: str, side: str, payload: dict[str, Any]) -> None:
+    async def _serve_seat(self, seat: Seat, deliveries: _SeatDeliveries, payload: dict[str, Any]) -> None:
+        """Delivers a seat's notice, then each newer one that came meanwhile, one at a time."""
         try:
-            targets = await self._in_thread(self._subscriptions, page_id, side)
-            if not targets:
+            next_payload: dict[str, Any] | None = payload
+            while next_payload is not None:
+                await self._deliver(seat, next_payload)
+                next_payload, deliveries.waiting = deliveries.waiting, None
+        finally:
+            del self._seats[seat]
+
+    async def _deliver(self, seat: Seat, payload: dict[str, Any]) -> None:
+        page_id, side = seat
+        try:
+            subscriptions = await self._in_thread(self._delivery_storage, self._subscriptions, page_id, side)
+            if not subscriptions:
                 return
             keys = await self.keys()
-            data = json.dumps(payload, separators=(",", ":"))
-            for endpoint, p256dh, auth in targets:
-                status = await self._in_thread(self._send, keys, endpoint, p256dh, auth, data, page_id)
-                if status in GONE:
-                    logger.info("page %s: a %s push subscription has expired; removed", page_id, side)
-                    await self.unsubscribe(page_id, side, endpoint)
-                elif not 200 <= status < 300:
-                    logger.warning("page %s: a push service answered %s", page_id, status or "nothing")
         except Exception:  # a failed push must never reach the moves
             logger.exception("page %s: pushing to %s failed", page_id, side)
+            return
+        data = json.dumps(payload, separators=(",", ":")).encode()
+        seat_slots = asyncio.Semaphore(self.settings.seat_concurrency)
+        # Each subscription on its own: one that fails (bad keys, a dead push service) costs the seat's
+        # other devices nothing.
+        await asyncio.gather(
+            *(self._push(seat, seat_slots, keys, subscription, data) for subscription in subscriptions),
+            return_exceptions=True,
+        )
 
-    def _send(self, keys: VapidKeys, endpoint: str, p256dh: str, auth: str, data: str, topic: str) -> int:
-        """Encrypts and posts one push; returns the push service's HTTP status (0: no answer)."""
-        import requests
-        from pywebpush import WebPushException, webpush
-
-        subscription = {"endpoint": endpoint, "keys": {"p256dh": p256dh, "auth": auth}}
+    async def _push(
+        self,
+        seat: Seat,
+        seat_slots: asyncio.Semaphore,
+        keys: VapidKeys,
+        subscription: tuple[str, str, str],
+        data: bytes,
+    ) -> None:
+        page_id, side = seat
+        endpoint, p256dh, auth = subscription
         try:
-            response = webpush(
-                subscription_info=subscription,
-                data=data,
-                vapid_private_key=keys.signer,
-                vapid_claims={"sub": self.subject},
-                ttl=self.settings.ttl,
-                timeout=self.settings.timeout,
-                # A newer push of the same page replaces one the phone has not fetched yet.
-                headers={"Topic": topic, "Urgency": "normal"},
+            async with seat_slots, self._slots:
+                try:
+                    target = self._sender.check(endpoint)
+                except EndpointRefused as error:
+                    await self._settle(seat, endpoint, Sent(Outcome.REFUSED, detail=str(error)))
+                    return
+                make = partial(
+                    push_message, keys, target, p256dh, auth, data,
+                    subject=self.subject, ttl=self.settings.ttl, topic=page_id,
+                )  # fmt: skip
+                try:
+                    message = await asyncio.get_running_loop().run_in_executor(self._crypto, make)
+                except BadKeys as error:  # stored before keys were checked: it can never be pushed to
+                    logger.warning(
+                        "page %s: a %s push subscription's keys are unusable (%s); removed",
+                        page_id,
+                        side,
+                        error,
+                    )
+                    await self._forget(seat, endpoint)
+                    return
+                sent = await self._sender.post(target, message)
+            await self._settle(seat, endpoint, sent)
+        except Exception:
+            logger.exception("page %s: pushing to a %s subscription failed", page_id, side)
+
+    async def _settle(self, seat: Seat, endpoint: str, sent: Sent) -> None:
+        """Acts on a push's outcome: forgets endpoints that are gone, refused, or keep not answering."""
+        page_id, side = seat
+        if sent.outcome in (Outcome.DELIVERED, Outcome.FAILED):
+            self._unanswered.pop(endpoint, None)  # it answered: it is not dead
+            if sent.outcome is Outcome.FAILED:
+                logger.warning("page %s: a push service answered %s", page_id, sent.status)
+        elif sent.outcome is Outcome.GONE:
+            logger.info("page %s: a %s push subscription has expired; removed", page_id, side)
+            await self._forget(seat, endpoint)
+        elif sent.outcome is Outcome.REFUSED:
+            logger.warning(
+                "page %s: a %s push endpoint is refused now (%s); removed", page_id, side, sent.detail
             )
-        except WebPushException as error:
-            return int(error.response.status_code) if error.response is not None else 0
-        except requests.RequestException as error:
-            logger.info("push service unreachable: %s", error)
-            return 0
-        return int(response.status_code)
+            await self._forget(seat, endpoint)
+        elif sent.outcome is Outcome.UNANSWERED:
+            strikes = self._unanswered.pop(endpoint, 0) + 1
+            if strikes >= self.settings.drop_after:
+                logger.info(
+                    "page %s: a %s push service left %d pushes in a row unanswered (%s); removed",
+                    page_id,
+                    side,
+                    strikes,
+                    sent.detail,
+                )
+                await self._forget(seat, endpoint)
+                return
+            logger.info("page %s: a %s push service did not answer (%s)", page_id, side, sent.detail)
+            self._unanswered[endpoint] = strikes
+            while len(self._unanswered) > MAX_COUNTED_ENDPOINTS:
+                self._unanswered.popitem(last=False)
+
+    async def _forget(self, seat: Seat, endpoint: str) -> None:
+        self._unanswered.pop(endpoint, None)
+        page_id, side = seat
+        with contextlib.suppress(ApiError):  # the database is away: the next push tries again
+            await self._in_thread(
+                self._delivery_storage, self._write, repository.unsubscribe, page_id, side, endpoint
+            )
+
+    def _tasks(self) -> list[asyncio.Task[None]]:
+        return [deliveries.task for deliveries in self._seats.values() if deliveries.task is not None]
 
     async def drain(self) -> None:
         """Waits for the pushes under way (tests, and shutdown)."""
-        while self._deliveries:
-            await asyncio.gather(*list(self._deliveries), return_exceptions=True)
+        while tasks := self._tasks():
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def close(self) -> None:
         """Lets pushes under way finish (briefly), then stops the threads."""
         try:
             await asyncio.wait_for(self.drain(), timeout=5)
         except TimeoutError:
-            for task in list(self._deliveries):
+            for task in self._tasks():
                 task.cancel()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        threads_of_push = (
+            self._storage,
+            self._delivery_storage,
+            self._crypto,
+            self._lookups,
+            self._subscribe_lookups,
+        )
+        for threads in threads_of_push:
+            threads.shutdown(wait=False, cancel_futures=True)

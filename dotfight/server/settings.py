@@ -59,6 +59,14 @@ class Settings(BaseSettings):
     # Seconds a connection has to send a whole request head (from connecting, or from the head's first
     # byte on a kept-alive connection); then 408 (or a silent close if nothing came).
     http_head_timeout: float = Field(default=10.0, gt=0)
+    # Seconds a request has to send its whole body once its head is in (nginx's client_body_timeout,
+    # Apache's RequestReadTimeout body=); then 408, or a plain close once an answer has begun.
+    http_body_timeout: float = Field(default=10.0, gt=0)
+    # Open HTTP connections from one TCP peer (its address); a connection beyond it is answered 429
+    # `too_many_sockets` and closed at once. Peers in forwarded_allow_ips are not capped (behind a proxy
+    # every peer is the proxy, which limits its clients itself). A WebSocket leaves this count when it is
+    # upgraded: the sockets per address are ws_max_sockets_per_address's to cap.
+    http_max_connections_per_peer: int = Field(default=500, gt=0)
     # Seconds an idle kept-alive connection stays open between requests.
     http_keep_alive_timeout: int = Field(default=5, gt=0)
     # Open connections (HTTP and WebSocket) plus running requests; beyond it requests get 503.
@@ -129,3 +137,34 @@ class Settings(BaseSettings):
     # over it, 429 `rate_limited`. Tests whose clients share one address lift it.
     pictures_per_address_per_second: float = Field(default=2.0, gt=0)
     picture_burst: int = Field(default=20, gt=0)
+
+
+class PushSettings(BaseSettings):
+    """Web Push settings (docs/SERVER.md "Web Push"), from the environment with the prefix DOTFIGHT_PUSH_."""
+
+    model_config = SettingsConfigDict(env_prefix="DOTFIGHT_PUSH_", extra="ignore")
+
+    # The VAPID contact (`mailto:` or `https:`); default: the public URL when it is https.
+    subject: str | None = None
+    # Seconds a push service keeps an undelivered push (a phone that is off for a while still hears).
+    ttl: int = Field(default=86_400, ge=0)
+    # Subscriptions kept per seat (a player's phone and laptop); the oldest goes first.
+    per_seat: int = Field(default=5, gt=0)
+    # Seconds to resolve a push service's host, and seconds to connect to it (TLS included).
+    connect_timeout: float = Field(default=3.0, gt=0)
+    # Seconds one push may take in all, from resolving the host to the push service's status.
+    timeout: float = Field(default=5.0, gt=0)
+    # Pushes posted at once by this process, and to one seat's endpoints at once: a seat whose push
+    # services are slow or silent holds at most its share, never everybody's.
+    concurrency: int = Field(default=64, gt=0)
+    seat_concurrency: int = Field(default=2, gt=0)
+    # An endpoint that leaves this many pushes in a row unanswered (unresolvable, unreachable, past a
+    # deadline) is forgotten, as one its push service says is gone (404, 410).
+    drop_after: int = Field(default=3, gt=0)
+    # Push-service hosts the server posts to (JSON list; "*.example.com" allows its subdomains); empty:
+    # any public host. E.g. ["fcm.googleapis.com", "*.push.services.mozilla.com", "*.notify.windows.com",
+    # "web.push.apple.com"].
+    allowed_hosts: list[str] = Field(default_factory=list)
+    # Lets endpoints be plain http, on any port, at loopback addresses (tests stand in for the push
+    # service there); never in production. Redirects are never followed, with it or without.
+    insecure_endpoints: bool = False

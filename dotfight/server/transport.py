@@ -1,21 +1,27 @@
-"""HTTP transport guards under uvicorn: bounded request heads, a request-head timeout, a connection cap,
-and the API's JSON error shape for the refusals made before the app runs; and uvicorn's WebSocket
-protocol made lean for sockets held open for hours (`LeanWebSocketProtocol`).
+"""HTTP transport guards under uvicorn: bounded request heads, a request-head timeout, a whole-body
+deadline, a connection cap and a cap per TCP peer, and the API's JSON error shape for the refusals made
+before the app runs; and uvicorn's WebSocket protocol made lean for sockets held open for hours
+(`LeanWebSocketProtocol`).
 
 uvicorn bounds nothing of a request head under httptools (its default with `uvicorn[standard]`): a
 64 MiB header was read whole, and a connection that sends half a request, or nothing, was held for as
-long as the client liked. `guarded_protocol(settings)` returns uvicorn's HTTP protocol class with these
-guards added; `dotfight serve` hands it to uvicorn as its `http` implementation. The h11 implementation
-bounds the head itself (`h11_max_incomplete_event_size`); the timeout and cap are added to both.
+long as the client liked; so was one that sent a whole head and then its body a byte every few seconds,
+and one address could hold every connection the server allows. `guarded_protocol(settings)` returns
+uvicorn's HTTP protocol class with these guards added; `dotfight serve` hands it to uvicorn as its
+`http` implementation. The h11 implementation bounds the head itself (`h11_max_incomplete_event_size`);
+the timeouts and caps are added to both.
 
 These are the same limits nginx puts in front of an app (`large_client_header_buffers`,
-`client_header_timeout`, `keepalive_timeout`, `limit_conn`); `deploy/nginx.conf` sets them there too.
+`client_header_timeout`, `client_body_timeout`, `keepalive_timeout`, `limit_conn`); `deploy/nginx.conf`
+sets them there too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
+from collections.abc import Callable
 from typing import Any
 
 import h11
@@ -34,7 +40,12 @@ except ImportError:  # pragma: no cover - httptools is part of uvicorn[standard]
 def raw_error_response(error: ApiError) -> bytes:
     """Returns a whole HTTP/1.1 answer (closing the connection) carrying `error` in the API's shape."""
     body = json.dumps(error.to_json(), separators=(",", ":")).encode()
-    reason = {400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large"}
+    reason = {
+        400: "Bad Request",
+        408: "Request Timeout",
+        429: "Too Many Requests",
+        431: "Request Header Fields Too Large",
+    }
     head = (
         f"HTTP/1.1 {error.status} {reason.get(error.status, 'Error')}\r\n"
         "content-type: application/json\r\n"
@@ -47,6 +58,68 @@ def raw_error_response(error: ApiError) -> bytes:
 MALFORMED = raw_error_response(ApiError("bad_request", "the request is not valid HTTP"))
 HEAD_TOO_LARGE = raw_error_response(ApiError("header_too_large", "the request's headers are too large"))
 HEAD_TOO_SLOW = raw_error_response(ApiError("request_timeout", "the request's headers came too slowly"))
+BODY_TOO_SLOW = raw_error_response(ApiError("request_timeout", "the request's body came too slowly"))
+
+
+def too_many_connections(cap: int) -> bytes:
+    """The answer to a connection beyond its peer's cap (429, the WebSocket cap's code)."""
+    return raw_error_response(ApiError("too_many_sockets", f"this address has {cap} connections open"))
+
+
+def proxy_test(forwarded_allow_ips: str) -> Callable[[str], bool]:
+    """Returns a test of whether a peer's address is one of the proxies listed in `forwarded_allow_ips`
+    (uvicorn's syntax: comma-separated addresses and networks, "*" for any).
+
+    >>> trusted = proxy_test("127.0.0.1, 10.0.0.0/8")
+    >>> trusted("127.0.0.1"), trusted("10.1.2.3"), trusted("127.0.0.2"), proxy_test("")("127.0.0.1")
+    (True, True, False, False)
+    """
+    entries = {entry.strip() for entry in forwarded_allow_ips.split(",")} - {""}
+    if "*" in entries:
+        return lambda host: True
+    networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+    literals: set[str] = set()
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))  # an address: a network of one
+        except ValueError:
+            literals.add(entry)  # not an address (uvicorn compares those as they are written)
+
+    def trusted(host: str) -> bool:
+        if host in literals:
+            return True
+        if not networks:
+            return False
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(address in network for network in networks)
+
+    return trusted
+
+
+class PeerConnections:
+    """Open HTTP connections per TCP peer address, against a cap; trusted proxies are not capped."""
+
+    def __init__(self, cap: int, forwarded_allow_ips: str = "") -> None:
+        self.cap = cap
+        self.is_proxy = proxy_test(forwarded_allow_ips)
+        self._open: dict[str, int] = {}
+
+    def admit(self, host: str) -> bool:
+        """Counts one more connection of `host`; False (counting nothing) when it is at its cap."""
+        count = self._open.get(host, 0)
+        if count >= self.cap:
+            return False
+        self._open[host] = count + 1
+        return True
+
+    def release(self, host: str) -> None:
+        """Forgets one connection of `host` (counted by `admit`)."""
+        count = self._open.pop(host, 0) - 1
+        if count > 0:
+            self._open[host] = count
 
 
 async def _unavailable(scope: Any, receive: Any, send: Any) -> None:
@@ -64,14 +137,18 @@ async def _unavailable(scope: Any, receive: Any, send: Any) -> None:
 
 
 class _HeadGuard:
-    """What both guarded protocols share: the head timer, the connection cap and the JSON refusals.
+    """What both guarded protocols share: the head timer, the body deadline, the connection caps and
+    the JSON refusals.
 
     Mixed into uvicorn's protocol classes; the class attributes are set by `guarded_protocol`.
     """
 
     head_timeout: float = 10.0
+    body_timeout: float = 10.0
     max_connections: int = 4096
     max_head_bytes: int = 16384
+    peers: PeerConnections = PeerConnections(500)
+    over_peer_cap: bytes = too_many_connections(500)
 
     limit_concurrency: int | None
     transport: asyncio.Transport
@@ -79,8 +156,13 @@ class _HeadGuard:
     connections: set[Any]
     tasks: set[Any]
     app: Any
+    client: tuple[str, int] | None
+    cycle: Any
     _head_timer: asyncio.TimerHandle | None = None
     _head_bytes = 0
+    _body_timer: asyncio.TimerHandle | None = None
+    # The peer address this connection is counted under in `peers` (None: not counted).
+    _peer: str | None = None
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
@@ -111,15 +193,80 @@ class _HeadGuard:
         # requests over the cap itself (`_over_capacity`). WebSocket handshakes keep uvicorn's check.
         self.limit_concurrency = None
 
+    def _admit_peer(self) -> bool:
+        """Counts this new connection under its peer's cap; over it, refuses it at once (429, closed)
+        and returns False. A connection not over TCP (no peer address) and a trusted proxy's are not
+        counted."""
+        host = self.client[0] if self.client else None
+        if host is None or self.peers.is_proxy(host):
+            return True
+        if not self.peers.admit(host):
+            # Refused before its request is read: waiting for its head would let the peer hold
+            # connections past the cap for as long as the head timeout.
+            self._refuse(self.over_peer_cap)
+            return False
+        self._peer = host
+        return True
+
+    def _leave_http(self) -> None:
+        """Lets go of what this connection holds as an HTTP connection: its timers and its place under
+        the peer cap (at its end, or when a WebSocket upgrade takes it over)."""
+        self._disarm_head_timer()
+        self._disarm_body_timer()
+        if self._peer is not None:
+            self.peers.release(self._peer)
+            self._peer = None
+
     def _awaiting_head(self) -> bool:
         """Tells whether the bytes coming now belong to a request head."""
         raise NotImplementedError
+
+    def _awaiting_body(self) -> bool:
+        """Tells whether a request's head is in and the rest of its body is still to come."""
+        raise NotImplementedError
+
+    def _may_answer_now(self) -> bool:
+        """Tells whether the request being read is the one being answered (not one queued behind an
+        answer still being written)."""
+        return True
 
     def _feed(self, data: bytes) -> None:
         """Hands bytes to uvicorn's parser (the protocol's own `data_received`)."""
         raise NotImplementedError
 
+    def _watch_body(self) -> None:
+        """Starts the body deadline when a request's body has begun to be awaited, and stops it when the
+        body is whole: one deadline for the whole body, however it is dribbled."""
+        if self._awaiting_body():
+            if self._body_timer is None:
+                self._body_timer = self.loop.call_later(self.body_timeout, self._body_overdue)
+        else:
+            self._disarm_body_timer()
+
+    def _disarm_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_overdue(self) -> None:
+        self._body_timer = None
+        if self.transport.is_closing() or not self._awaiting_body():
+            return
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_started and self._may_answer_now():
+            self.transport.write(BODY_TOO_SLOW)
+        if cycle is not None and not cycle.response_complete:
+            # As if the client had gone (uvicorn does the same when it goes): the app's `receive` says
+            # `http.disconnect` now, and whatever it answers is dropped.
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self.transport.close()
+
     def data_received(self, data: bytes) -> None:
+        self._receive(data)
+        self._watch_body()
+
+    def _receive(self, data: bytes) -> None:
         if not self._awaiting_head():
             self._feed(data)
             return
@@ -148,9 +295,11 @@ class _HeadGuard:
 if HttpToolsProtocol is not None:
 
     class GuardedHttpToolsProtocol(_HeadGuard, HttpToolsProtocol):
-        """uvicorn's httptools protocol with a bounded request head, a head timeout and a connection cap."""
+        """uvicorn's httptools protocol with a bounded request head, a head timeout, a body deadline and
+        connection caps."""
 
         _in_head = True
+        _in_body = False
 
         def _feed(self, data: bytes) -> None:
             HttpToolsProtocol.data_received(self, data)
@@ -160,14 +309,26 @@ if HttpToolsProtocol is not None:
             self._take_over_the_cap()
             self._in_head = True
             self._head_bytes = 0
-            self._arm_head_timer()
+            if self._admit_peer():
+                self._arm_head_timer()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm_head_timer()
+            self._leave_http()
             super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self) -> None:
+            self._in_body = False
+            self._leave_http()
+            super().handle_websocket_upgrade()
 
         def _awaiting_head(self) -> bool:
             return self._in_head
+
+        def _awaiting_body(self) -> bool:
+            return self._in_body
+
+        def _may_answer_now(self) -> bool:
+            return not self.pipeline
 
         def on_message_begin(self) -> None:
             if not self._in_head:  # a kept-alive connection starts its next request
@@ -177,6 +338,7 @@ if HttpToolsProtocol is not None:
 
         def on_headers_complete(self) -> None:
             self._in_head = False
+            self._in_body = True  # until on_message_complete, which comes at once for a bodiless request
             self._head_bytes = 0
             self._disarm_head_timer()
             if not self._over_capacity():
@@ -188,21 +350,34 @@ if HttpToolsProtocol is not None:
             finally:
                 self.app = app
 
+        def on_message_complete(self) -> None:
+            self._in_body = False
+            super().on_message_complete()
+
 
 class GuardedH11Protocol(_HeadGuard, H11Protocol):
-    """uvicorn's h11 protocol with a bounded request head, a head timeout and a connection cap."""
+    """uvicorn's h11 protocol with a bounded request head, a head timeout, a body deadline and
+    connection caps."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._take_over_the_cap()
-        self._arm_head_timer()
+        if self._admit_peer():
+            self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_head_timer()
+        self._leave_http()
         super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self._leave_http()
+        super().handle_websocket_upgrade(event)
 
     def _awaiting_head(self) -> bool:
         return self.conn.their_state is h11.IDLE
+
+    def _awaiting_body(self) -> bool:
+        return self.conn.their_state is h11.SEND_BODY
 
     def _feed(self, data: bytes) -> None:
         H11Protocol.data_received(self, data)
@@ -218,26 +393,35 @@ class GuardedH11Protocol(_HeadGuard, H11Protocol):
         self._arm_head_timer()
 
     def handle_events(self) -> None:
+        # Also run when an answer completes, for a request that was waiting behind it: its body is
+        # watched from there too.
         if not self._over_capacity():
             super().handle_events()
-            return
-        app, self.app = self.app, _unavailable
-        try:
-            super().handle_events()
-        finally:
-            self.app = app
+        else:
+            app, self.app = self.app, _unavailable
+            try:
+                super().handle_events()
+            finally:
+                self.app = app
+        if not self.transport.is_closing():
+            self._watch_body()
 
 
 def guarded_protocol(settings: Settings) -> type[asyncio.Protocol]:
-    """Returns the HTTP protocol class `dotfight serve` runs, with the settings' limits built in."""
+    """Returns the HTTP protocol class `dotfight serve` runs, with the settings' limits built in (one
+    count of connections per peer for the process)."""
     use_h11 = settings.http_implementation == "h11" or (
         settings.http_implementation == "auto" and HttpToolsProtocol is None
     )
+    cap = settings.http_max_connections_per_peer
     limits: dict[str, Any] = {
         "head_timeout": settings.http_head_timeout,
+        "body_timeout": settings.http_body_timeout,
         "max_connections": settings.max_connections,
+        "max_head_bytes": settings.http_max_head_bytes,
+        "peers": PeerConnections(cap, settings.forwarded_allow_ips),
+        "over_peer_cap": too_many_connections(cap),
     }
-    limits["max_head_bytes"] = settings.http_max_head_bytes
     if use_h11:
         return type("DotfightH11Protocol", (GuardedH11Protocol,), limits)
     if HttpToolsProtocol is None:  # pragma: no cover

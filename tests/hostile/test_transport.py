@@ -171,9 +171,11 @@ def test_the_deploy_recipe_repeats_the_apps_limits() -> None:
     defaults = Settings()
     assert f"client_max_body_size {defaults.max_body_bytes // 1024}k;" in conf
     assert f"client_header_timeout {defaults.http_head_timeout:g}s;" in conf
+    assert f"client_body_timeout {defaults.http_body_timeout:g}s;" in conf
     assert f"keepalive_timeout {defaults.http_keep_alive_timeout}s;" in conf
     assert "large_client_header_buffers 2 8k;" in conf and defaults.http_max_head_bytes == 2 * 8 * 1024
-    assert f"limit_conn dotfight_conn {defaults.ws_max_sockets_per_address};" in conf
+    per_address = min(defaults.ws_max_sockets_per_address, defaults.http_max_connections_per_peer)
+    assert f"limit_conn dotfight_conn {per_address};" in conf
     assert f"rate={defaults.page_creations_per_minute:g}r/m" in conf
     assert f"burst={defaults.page_creation_burst} nodelay" in conf
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf  # overwritten, never appended

@@ -1,5 +1,5 @@
-"""The runnable examples in the docstrings of the picture, push, page-view, link-preview, cache and
-schema modules."""
+"""The runnable examples in the docstrings of the picture, push (notices, endpoints, messages), page-view,
+link-preview, transport, cache and schema modules."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ MODULES = [
     "dotfight.server.cache",
     "dotfight.server.schemas",
     "dotfight.server.push",
+    "dotfight.server.push_endpoint",
+    "dotfight.server.push_message",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
+    "dotfight.server.transport",
 ]
 
 

@@ -87,6 +87,17 @@ def red_subscribed(
     return page, red
 
 
+def red_with_phones(
+    client: TestClient, service: PushService, count: int
+) -> tuple[dict[str, Any], list[Browser]]:
+    """A new link page whose red seat subscribed `count` phones at the stand-in's /push/red-{n}."""
+    page = new_page(client)
+    phones = [Browser.at(f"{service.base}/push/red-{n}") for n in range(count)]
+    for phone in phones:
+        assert subscribe(client, page, "red", phone).status_code == 201
+    return page, phones
+
+
 def drain(client: TestClient) -> None:
     """Waits until the server has sent every push it queued."""
     client.portal.call(client.app.state.push.drain)  # type: ignore[union-attr,attr-defined]
@@ -275,10 +286,7 @@ def test_a_seat_keeps_its_five_newest_subscriptions_and_one_per_endpoint(
     push_client: TestClient, push_service: PushService
 ) -> None:
     client = push_client
-    page = new_page(client)
-    phones = [Browser.at(f"{push_service.base}/push/red-{n}") for n in range(6)]
-    for phone in phones:
-        assert subscribe(client, page, "red", phone).status_code == 201
+    page, phones = red_with_phones(client, push_service, 6)
     renewed = Browser.at(phones[5].endpoint)  # the same browser, new keys: renewed, not added
     assert subscribe(client, page, "red", renewed).status_code == 201
     move(client, page)  # quick setup
@@ -320,3 +328,45 @@ def test_a_move_with_both_seats_on_the_page_works_out_no_notice(
             move(client, page)
             move(client, page)
         assert made == ["notice"]
+
+
+def test_a_seats_devices_are_pushed_to_at_most_two_at_once(
+    push_client: TestClient, push_service: PushService
+) -> None:
+    client = push_client
+    page, _ = red_with_phones(client, push_service, 5)
+    push_service.hold.clear()  # every push waits for the push service
+    move(client, page)  # quick setup
+    move(client, page)  # blue ready: red's move, five devices
+    deadline = time.monotonic() + 10
+    while push_service.open_requests < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)  # a third push under way would have reached the push service by now
+    assert push_service.open_requests == 2 and push_service.most_open == 2
+    push_service.hold.set()
+    drain(client)
+    assert sorted(push.path for push in push_service.wait_for(5)) == [f"/push/red-{n}" for n in range(5)]
+
+
+def test_notices_that_come_while_a_seats_push_is_under_way_are_merged_into_the_newest(
+    push_client: TestClient, push_service: PushService
+) -> None:
+    client = push_client
+    page = new_page(client)
+    red = Browser.at(f"{push_service.base}/push/red")
+    assert subscribe(client, page, "red", red).status_code == 201
+    move(client, page)  # quick setup
+    push_service.hold.clear()
+    told = []
+    for _ in range(40):  # blue ready, then play: red is told at every turn of blue's that ends
+        mover, after = move(client, page)
+        if mover == "blue" and after["side_to_act"] == "red":
+            told.append(after["version"])
+        if len(told) == 3 or after["side_to_act"] is None:
+            break
+    assert len(told) == 3
+    push_service.hold.set()
+    drain(client)
+    pushes = push_service.wait_for(2)
+    assert [red.read(push)["version"] for push in pushes] == [told[0], told[2]]  # the middle one replaced
+    assert len(push_service.received) == 2

@@ -1,22 +1,28 @@
-"""A stand-in for a Web Push service on loopback, and browsers' push subscriptions whose keys the test
-holds (so it can read what the server sent, as only that browser could)."""
+"""A stand-in for a Web Push service on loopback, a silent one (it takes connections and never answers),
+and browsers' push subscriptions whose keys the test holds (so it can read what the server sent, as
+only that browser could)."""
 
 from __future__ import annotations
 
 import base64
 import json
 import os
+import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import http_ece
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from tests.support.server_process import ServerProcess
 
 
 def b64url(data: bytes) -> str:
@@ -38,11 +44,16 @@ class Received:
 
 @dataclass
 class PushService:
-    """A local HTTP server standing in for a push service: records every POST; paths under /gone/
-    answer 410 (an expired subscription); while `hold` is clear, every request waits for it."""
+    """A local HTTP server standing in for a push service: records every request (a push is a POST);
+    paths under /gone/ answer 410 (an expired subscription), paths under /redirect/ 307 to `redirect_to`;
+    while `hold` is clear, every request waits for it."""
 
     server: ThreadingHTTPServer
     received: list[Received] = field(default_factory=list)
+    redirect_to: str = ""
+    # Requests being answered right now, and the most there ever were at once.
+    open_requests: int = 0
+    most_open: int = 0
     hold: threading.Event = field(default_factory=threading.Event)
     arrived: threading.Condition = field(default_factory=threading.Condition)
 
@@ -69,15 +80,32 @@ def push_service_on_loopback() -> Iterator[PushService]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
+            with service.arrived:
+                service.open_requests += 1
+                service.most_open = max(service.most_open, service.open_requests)
+            try:
+                self.answer()
+            finally:
+                with service.arrived:
+                    service.open_requests -= 1
+
+        def answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             service.hold.wait(10)
             with service.arrived:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 service.received.append(Received(self.path, headers, body))
                 service.arrived.notify_all()
-            self.send_response(410 if self.path.startswith("/gone/") else 201)
+            if self.path.startswith("/redirect/"):
+                self.send_response(307)
+                self.send_header("Location", service.redirect_to)
+            else:
+                self.send_response(410 if self.path.startswith("/gone/") else 201)
             self.send_header("Content-Length", "0")
             self.end_headers()
+
+        # A redirect followed as a GET (or anything else) is recorded too.
+        do_GET = do_PUT = do_DELETE = do_HEAD = do_POST
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -93,6 +121,50 @@ def push_service_on_loopback() -> Iterator[PushService]:
         service.hold.set()
         server.shutdown()
         server.server_close()
+
+
+@dataclass
+class SilentService:
+    """A loopback listener that takes every connection and never reads nor answers (a push service that
+    hangs); it counts the connections it was offered."""
+
+    listener: socket.socket
+    connections: list[socket.socket] = field(default_factory=list)
+
+    @property
+    def base(self) -> str:
+        host, port = self.listener.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+
+@contextmanager
+def silent_service_on_loopback() -> Iterator[SilentService]:
+    """Runs a silent push service on a free loopback port for the duration of the block."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=512)
+    listener.settimeout(0.2)
+    service = SilentService(listener)
+    stopping = threading.Event()
+
+    def take() -> None:
+        while not stopping.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            service.connections.append(connection)  # held open, never read
+
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    try:
+        yield service
+    finally:
+        stopping.set()
+        thread.join(5)
+        for connection in service.connections:
+            connection.close()
+        listener.close()
 
 
 @dataclass
@@ -122,3 +194,63 @@ class Browser:
         )
         message: dict[str, Any] = json.loads(plain)
         return message
+
+
+# --------------------------------------------------------------------------------------------------
+# seats of a real server (tests/hostile)
+
+
+def subscribe_seat(
+    server: ServerProcess,
+    page: dict[str, Any],
+    side: str,
+    subscription: dict[str, Any],
+    timeout: float = 10.0,
+) -> Any:
+    """Subscribes a seat of a page on a real server; returns the answer, whatever it is."""
+    return server.http.post(
+        f"/api/pages/{page['id']}/push",
+        json=subscription,
+        headers={"Authorization": f"Bearer {page['seats'][side]}"},
+        timeout=timeout,
+    )
+
+
+def make_it_reds_move(server: ServerProcess, page: dict[str, Any]) -> None:
+    """Blue sets up a new quick page and is ready: it is red's move (red's seat is told)."""
+    for version, action in enumerate(({"type": "quick_setup"}, {"type": "ready"})):
+        answer = server.http.post(
+            f"/api/pages/{page['id']}/actions",
+            json={"action": action, "version": version},
+            headers={"Authorization": f"Bearer {page['seats']['blue']}"},
+        )
+        assert answer.status_code == 200, answer.text
+
+
+def stored_endpoints(server: ServerProcess, page_id: str) -> list[str]:
+    """The endpoints the server's SQLite database holds for a page, oldest first."""
+    path = server.database_url.removeprefix("sqlite:///")
+    with closing(sqlite3.connect(path)) as database:
+        rows = database.execute(
+            "SELECT endpoint FROM push_subscriptions WHERE page_id = ? ORDER BY id", (page_id,)
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def store_subscriptions(
+    server: ServerProcess, page_id: str, side: str, subscriptions: list[dict[str, Any]]
+) -> None:
+    """Writes subscriptions straight into the server's SQLite database, unchecked, as a database of a
+    server from before the checks holds them."""
+    path = server.database_url.removeprefix("sqlite:///")
+    moment = datetime.now(UTC).isoformat(sep=" ")
+    rows = [
+        (page_id, side, item["endpoint"], item["keys"]["p256dh"], item["keys"]["auth"], moment)
+        for item in subscriptions
+    ]
+    with closing(sqlite3.connect(path, timeout=30)) as database, database:
+        database.executemany(
+            "INSERT INTO push_subscriptions (page_id, side, endpoint, p256dh, auth, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )

@@ -2,7 +2,9 @@
 
 - `GET /api/push/key` → `{key}`: the VAPID public key (base64url), the browser's `applicationServerKey`.
 - `POST /api/pages/{id}/push` with the seat token and a `PushSubscription` as the browser writes it
-  (`{endpoint, keys: {p256dh, auth}, expirationTime?}`) → 201 `{page, side}`.
+  (`{endpoint, keys: {p256dh, auth}, expirationTime?}`) → 201 `{page, side}`; 400 `bad_request` for keys
+  that cannot be encrypted to, or (reason `push_endpoint`) an endpoint the server does not post to (see
+  `push_endpoint.py`); 503 `unavailable` when the endpoint's host cannot be resolved for now.
 - `DELETE /api/pages/{id}/push` with the seat token and `{endpoint}` → 200 `{removed: bool}`.
 """
 
