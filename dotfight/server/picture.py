@@ -150,12 +150,12 @@ def _resample(points: Sequence[Point], step: float = 5) -> list[_Sample]:
     `MAX_STROKE_SAMPLES` steps), each with its distance from the start."""
     if not points:
         return []
-    total = sum(math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in itertools.pairwise(points))
-    step = max(step, total / MAX_STROKE_SAMPLES)
+    segments = list(itertools.pairwise(points))
+    lengths = [math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in segments]
+    step = max(step, sum(lengths) / MAX_STROKE_SAMPLES)
     out = [_Sample(points[0][0], points[0][1], 0.0)]
     d = 0.0
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        length = math.hypot(x1 - x0, y1 - y0)
+    for ((x0, y0), (x1, y1)), length in zip(segments, lengths, strict=True):
         n = max(1, math.ceil(length / step))
         for k in range(1, n + 1):
             f = k / n
