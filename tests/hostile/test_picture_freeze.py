@@ -170,6 +170,7 @@ def test_a_stored_extreme_pages_pictures_leave_the_server_answering(start_server
                 assert answer.status_code == 503 and answer.json()["error"]["code"] == "unavailable", (
                     answer.text
                 )
-        assert probe(httpx.Client(base_url=server.base_url), "/api/health") < PROBE_TIMEOUT_S
+        with httpx.Client(base_url=server.base_url) as fresh:  # a new connection is still accepted
+            assert probe(fresh, "/api/health") < PROBE_TIMEOUT_S
     finally:
         server.stop()
