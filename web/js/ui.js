@@ -24,6 +24,17 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// Whether the player's last touch of the app was a key (then the page's hints name keys): kept here,
+// the module every screen loads, so a Start pressed by Enter on the cover counts on the page screen.
+let lastByKeys = false;
+addEventListener("keydown", (e) => { if (e.key !== "Shift" && !e.isComposing) lastByKeys = true; }, true);
+addEventListener("pointerdown", () => { lastByKeys = false; }, true);
+
+/** Tells whether the last thing the player did was press a key (not touch, click or nothing). */
+export function lastInputWasKeys() {
+  return lastByKeys;
+}
+
 /** Replaces the contents of the app's root with the given elements. */
 export function mount(...els) {
   const root = document.getElementById("app");
@@ -60,7 +71,10 @@ export function clearToasts() {
   if (box) box.replaceChildren();
 }
 
-/** Says a sentence to a screen reader (a polite live region); the last sentence stays readable. */
+/**
+ * Says a sentence to a screen reader (a polite live region); the last sentence stays readable. The
+ * region is in index.html from page load (a region made at the first sentence is missed by readers).
+ */
 export function say(text) {
   let region = document.getElementById("said");
   if (!region) {
@@ -68,6 +82,15 @@ export function say(text) {
     document.body.append(region);
   }
   region.replaceChildren(h("p", {}, text));
+}
+
+/**
+ * Where keyboard focus goes back to when what held it goes away (a sheet closes, a card is tapped,
+ * a bar's button is redrawn): `before` if it is still on screen, else the page's canvas, else nothing.
+ */
+export function restoreFocus(before) {
+  const to = before && before.isConnected && before !== document.body ? before : document.querySelector(".stage canvas");
+  if (to && to.isConnected) to.focus({ preventScroll: true });
 }
 
 // Sheets take one history entry each, so the phone's Back closes the sheet instead of leaving the
@@ -81,6 +104,7 @@ export function closeTopSheet() {
     const top = openSheets.pop();
     if (top.scrim.isConnected) {
       top.scrim.remove();
+      restoreFocus(top.before);
       return true;
     }
   }
@@ -92,12 +116,13 @@ export function sheet(title, body, { className = "" } = {}) {
   const panel = h("section", { class: `sheet ${className}`, role: "dialog", "aria-label": title },
     h("h2", {}, title), body);
   const id = ++sheetCount;
-  const entry = { id, scrim: null };
+  const entry = { id, scrim: null, before: document.activeElement };
   const close = () => {
     const i = openSheets.indexOf(entry);
     if (i < 0) return;
     openSheets.splice(i, 1);
     entry.scrim.remove();
+    restoreFocus(entry.before);
     // A button that closes the sheet and goes elsewhere replaces the sheet's entry at once (nav.go);
     // a plain close takes the entry back off the history.
     setTimeout(() => {
@@ -110,11 +135,15 @@ export function sheet(title, body, { className = "" } = {}) {
   document.body.append(entry.scrim);
   openSheets.push(entry);
   history.pushState({ sheet: id }, "", location.href);
+  // The keyboard follows the sheet: its first button takes focus (issue 21, item 2).
+  const first = panel.querySelector("button, [href], input, [tabindex]");
+  (first || panel).focus({ preventScroll: true });
   return { close };
 }
 
 /** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
 export function handOver(side, detail = "") {
+  const before = document.activeElement;
   return new Promise((resolve) => {
     const card = h("div", { class: `handover handover-${side}`, role: "dialog", "aria-label": `${cap(side)}'s turn` },
       h("p", { class: "handover-title" }, `${cap(side)}'s turn — pass the phone`),
@@ -122,6 +151,7 @@ export function handOver(side, detail = "") {
       h("button", { class: "btn btn-big", type: "button" }, `I'm ${cap(side)} — show the page`));
     card.addEventListener("click", () => {
       card.remove();
+      restoreFocus(before);
       resolve();
     });
     clearToasts();
@@ -135,18 +165,50 @@ export function cap(word) {
   return word ? word[0].toUpperCase() + word.slice(1) : "";
 }
 
-/** A row of choice buttons; calls onPick(value) and marks the chosen one. */
+/**
+ * A row of choice buttons, a WAI-ARIA radio group: one tab stop (the chosen one), arrows move the
+ * choice and the focus along the row (wrapping), Home / End to its ends; calls onPick(value). The
+ * buttons are kept (only their marks change), so the focus stays where the player is.
+ */
 export function choices(name, options, value, onPick) {
   const row = h("div", { class: "choices", role: "radiogroup", "aria-label": name });
-  const render = (current) => {
-    row.replaceChildren(...options.map(([v, label]) => h("button", {
-      type: "button", class: `choice${v === current ? " chosen" : ""}`, role: "radio",
-      "aria-checked": v === current ? "true" : "false", dataset: { value: v },
-      onclick: () => { render(v); onPick(v); },
-    }, label)));
+  const buttons = options.map(([v, label]) => h("button", {
+    type: "button", class: "choice", role: "radio", dataset: { value: v }, onclick: () => pick(v),
+  }, label));
+  const mark = (current) => {
+    for (const b of buttons) {
+      const on = b.dataset.value === current;
+      b.classList.toggle("chosen", on);
+      b.setAttribute("aria-checked", String(on));
+      b.tabIndex = on ? 0 : -1;
+    }
   };
-  render(value);
+  const pick = (v) => { mark(v); onPick(v); };
+  row.addEventListener("keydown", (e) => {
+    const next = radioStep(buttons, e);
+    if (!next) return;
+    e.preventDefault();
+    next.focus();
+    pick(next.dataset.value);
+  });
+  mark(value);
+  row.append(...buttons);
   return row;
+}
+
+/**
+ * The radio group's arrow keys: the button an arrow (← ↑ back, → ↓ on, wrapping), Home or End moves
+ * to from the focused one among `buttons` (disabled ones skipped), or null for any other key.
+ */
+export function radioStep(buttons, e) {
+  const on = buttons.filter((b) => !b.disabled);
+  const i = on.indexOf(document.activeElement);
+  if (i < 0 || e.altKey || e.ctrlKey || e.metaKey) return null;
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+  if (step) return on[(i + step + on.length) % on.length];
+  if (e.key === "Home") return on[0];
+  if (e.key === "End") return on[on.length - 1];
+  return null;
 }
 
 /** A minus/plus stepper for a whole number in [min, max]. */
