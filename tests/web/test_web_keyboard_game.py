@@ -207,7 +207,7 @@ def test_on_one_phone_the_keys_keep_their_place(server: str, browser: Any, scree
         # Reached by Tab, the page's hint names the keys.
         assert hint(p) == "n picks a soldier, arrows aim, Enter flicks."
         press(p, "n")
-        assert hint(p).endswith("Enter flicks, Esc puts down")
+        assert hint(p).endswith("Enter flicks · Esc cancels")
         press(p, "Escape")
         # The snipe / lunge switch is a radio group: one tab stop, the arrows switch it, focus kept.
         press(p, "Tab")

@@ -3,11 +3,15 @@
 
 import { cap, h, radioStep, restoreFocus } from "./ui.js";
 
-/** The top bar's status: the line with its badges and the detail line (plus "reconnecting…"). */
+/**
+ * The top bar's status: the line with its badges and the detail line — "reconnecting…" in its place
+ * while the line is down (appended, it was cut off on a small phone).
+ */
 export function statusNodes(st, offline) {
   return [
     h("span", { class: `who ${st.who || ""}` }, st.line1, ...st.badges.map((b) => h("span", { class: b.cls }, b.text))),
-    h("span", { class: "detail" }, st.line2, offline ? h("span", { class: "net" }, " · reconnecting…") : null),
+    h("span", { class: "detail" }, offline ? h("span", { class: "net" }, "reconnecting…")
+      : [...(st.detailBadges || []).map((b) => h("span", { class: `${b.cls} first` }, b.text)), st.line2]),
   ];
 }
 

@@ -29,7 +29,7 @@ export function waitingWords(model, ui) {
   return `${cap(who)} is ${doing}…`;
 }
 
-/** The top bar: {who, line1, line2, badges: [{text, cls}]}. */
+/** The top bar: {who, line1, line2, badges: [{text, cls}], detailBadges} (badges: after line1; detailBadges: before line2). */
 export function statusView(model, opts, ui) {
   if (model.phase === "over") {
     return {
@@ -47,7 +47,7 @@ export function statusView(model, opts, ui) {
     return { who, badges: [], line1: `${name}: draw a base`, line2: `${cap(who)} has ${drawn} of ${r.bases_per_side ?? "?"} bases` };
   }
   if (model.phase === "positioning") {
-    return { who, badges: [], line1: `${name}: arrange soldiers`, line2: "drag them inside or just outside your rings, then Ready" };
+    return { who, badges: [], line1: `${name}: arrange`, line2: "in your rings or just outside" };
   }
   // Play: what is left of the turn is the server's answer; until it comes, the line waits for it.
   if (!opts) return { who, badges: [], line1: `${name}${you ? "" : " to flick"}`, line2: "…" };
@@ -55,11 +55,12 @@ export function statusView(model, opts, ui) {
   const left = o.flicks_left ?? 0;
   const sent = model.turn && model.turn.sent;
   const line2 = o.chain ? `lunge again: ${o.chain.credits} left` : `${left} flick${left === 1 ? "" : "s"} left${sent ? " · sent" : ""}`;
-  const badges = [];
-  if (o.chain) badges.push({ text: "lunge again", cls: "badge" });
-  if (o.bonus) badges.push({ text: "bonus flick", cls: "badge bonus" });
-  if (o.last_stand) badges.push({ text: "last stand", cls: "badge stand" });
-  return { who, badges, line1: `${name}${you ? "" : " to flick"}`, line2 };
+  // The badges say what is special about the turn: a bonus flick by the name, a last stand (the
+  // whole turn's) by the flicks left, so that both fit a 360 px phone's bar; a chain is said by the
+  // detail line itself.
+  const badges = o.bonus ? [{ text: "bonus flick", cls: "badge bonus" }] : [];
+  const detailBadges = o.last_stand ? [{ text: "last stand", cls: "badge stand" }] : [];
+  return { who, badges, detailBadges, line1: `${name}${you ? "" : " to flick"}`, line2 };
 }
 
 const button = (label, act, cls = "btn", data = {}, disabled = false) => ({ type: "button", label, act, cls, data, disabled });
@@ -144,6 +145,6 @@ export function overlayView(model, opts, ui) {
  * it when aiming by keys), else the bar's own hint.
  */
 export function hintLine(aim, kindName, barHint, byKeys = false) {
-  if (aim) return `${kindName} · power ${Math.round(aim.power * 100)}% · ${byKeys ? "Enter flicks, Esc puts down" : "slide back to cancel"}`;
+  if (aim) return `${kindName} · power ${Math.round(aim.power * 100)}% · ${byKeys ? "Enter flicks · Esc cancels" : "slide back to cancel"}`;
   return barHint || "";
 }

@@ -200,7 +200,7 @@ export class GameScreen {
   }
 
   share() {
-    shareSheet(book.entry(this.id) || this.entry);
+    shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
   }
 
   // ---- what the page says and shows ----

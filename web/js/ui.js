@@ -105,24 +105,29 @@ export function closeTopSheet() {
     if (top.scrim.isConnected) {
       top.scrim.remove();
       restoreFocus(top.before);
+      if (top.onClose) top.onClose();
       return true;
     }
   }
   return false;
 }
 
-/** Opens a bottom sheet (a tap on the dimmed page around it, or Back, closes it); returns {close}. */
-export function sheet(title, body, { className = "" } = {}) {
+/**
+ * Opens a bottom sheet (a tap on the dimmed page around it, or Back, closes it); returns {close}.
+ * `onClose` is called once the sheet has closed, however it was closed.
+ */
+export function sheet(title, body, { className = "", onClose = null } = {}) {
   const panel = h("section", { class: `sheet ${className}`, role: "dialog", "aria-label": title },
     h("h2", {}, title), body);
   const id = ++sheetCount;
-  const entry = { id, scrim: null, before: document.activeElement };
+  const entry = { id, scrim: null, before: document.activeElement, onClose };
   const close = () => {
     const i = openSheets.indexOf(entry);
     if (i < 0) return;
     openSheets.splice(i, 1);
     entry.scrim.remove();
     restoreFocus(entry.before);
+    if (entry.onClose) entry.onClose();
     // A button that closes the sheet and goes elsewhere replaces the sheet's entry at once (nav.go);
     // a plain close takes the entry back off the history.
     setTimeout(() => {
