@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scenarios import seeded_page_with
 from web_helpers import Phone, log, page_ready_to_flick
 
 pytestmark = pytest.mark.browser
@@ -234,6 +235,36 @@ def test_on_one_phone_the_keys_keep_their_place(server: str, browser: Any, scree
         p.shot(screens, "keyboard-handover")
         press(p, "Enter")
         p.page.wait_for_selector(".handover", state="detached")
+        assert focused(p).startswith("canvas")
+        assert p.errors == []
+    finally:
+        ctx.close()
+
+
+def test_a_lunge_chain_by_keys_and_its_stop(server: str, browser: Any, screens: Path) -> None:
+    page_id, token = seeded_page_with(server, "lunge_again")
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        p = Phone(ctx, server)
+        p.goto(f"/p/{page_id}#seat={token}")
+        chain = p.state()["turn"]["chain"]
+        assert chain
+        p.page.evaluate("document.activeElement.blur()")
+        tab_to(p, "canvas")
+        assert hint(p) == "Lunge again: n, arrows, Enter — or Stop."
+        # n takes the one soldier the chain allows, already on lunge.
+        press(p, "n")
+        said = p.page.locator("#said").inner_text()
+        assert said.startswith("Lunge with soldier 1 of 1")
+        press(p, "Escape")
+        tab_to(p, "stop")
+        p.shot(screens, "keyboard-chain-stop")
+        press(p, "Enter")
+        p.idle()
+        assert log(server, page_id)["entries"][-1]["action"]["type"] == "stop"
+        # The stop ended blue's turn: the hand-over card has the keyboard, then gives it to the page.
+        assert focused(p).startswith("button|||I'm Red")
+        press(p, "Enter")
         assert focused(p).startswith("canvas")
         assert p.errors == []
     finally:
