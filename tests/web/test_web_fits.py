@@ -51,6 +51,7 @@ def test_nothing_a_player_needs_is_cut_at_360_px(server: str, browser: Any, scre
         result = p.page.evaluate(MEASURE, rules)
         assert result["checked"] > 5000
         assert result["bad"] == [], f"{len(result['bad'])} cut, e.g. " + "\n".join(result["bad"][:15])
+        p.page.evaluate("import('/js/ui.js').then((ui) => ui.clearToasts())")
         p.page.evaluate("window.dotfight.screen().refresh()")
         p.shot(screens, "fits-360")
         # The fullest top bar: a shared link's seat, who is here, a bonus flick in a last stand.

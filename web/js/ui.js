@@ -1,6 +1,5 @@
 // The quiet things around the page: a tiny element builder, the top and bottom bars, sheets that
-// slide up from the bottom, the hand-over card for passing one phone, and toasts that speak near
-// the finger.
+// slide up from the bottom, and toasts that speak near the finger.
 
 import { stepBack } from "./nav.js";
 
@@ -24,13 +23,12 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-// Whether the player's last touch of the app was a key (then the page's hints name keys): kept here,
-// the module every screen loads, so a Start pressed by Enter on the cover counts on the page screen.
+// Whether the last input was a key (the page's hints then name keys); here, so the cover's Enter counts.
 let lastByKeys = false;
 addEventListener("keydown", (e) => { if (e.key !== "Shift" && !e.isComposing) lastByKeys = true; }, true);
 addEventListener("pointerdown", () => { lastByKeys = false; }, true);
 
-/** Tells whether the last thing the player did was press a key (not touch, click or nothing). */
+/** Tells whether the last input was a key (not a touch, a click, or nothing). */
 export function lastInputWasKeys() {
   return lastByKeys;
 }
@@ -71,10 +69,7 @@ export function clearToasts() {
   if (box) box.replaceChildren();
 }
 
-/**
- * Says a sentence to a screen reader (a polite live region); the last sentence stays readable. The
- * region is in index.html from page load (a region made at the first sentence is missed by readers).
- */
+/** Says a sentence to a screen reader (the polite live region, in index.html from load). */
 export function say(text) {
   let region = document.getElementById("said");
   if (!region) {
@@ -84,10 +79,7 @@ export function say(text) {
   region.replaceChildren(h("p", {}, text));
 }
 
-/**
- * Where keyboard focus goes back to when what held it goes away (a sheet closes, a card is tapped,
- * a bar's button is redrawn): `before` if it is still on screen, else the page's canvas, else nothing.
- */
+/** Gives the focus back to `before` when what held it goes (a sheet, a card), else to the page. */
 export function restoreFocus(before) {
   const to = before && before.isConnected && before !== document.body ? before : document.querySelector(".stage canvas");
   if (to && to.isConnected) to.focus({ preventScroll: true });
@@ -140,29 +132,9 @@ export function sheet(title, body, { className = "", onClose = null } = {}) {
   document.body.append(entry.scrim);
   openSheets.push(entry);
   history.pushState({ sheet: id }, "", location.href);
-  // The keyboard follows the sheet: its first button takes focus (issue 21, item 2).
   const first = panel.querySelector("button, [href], input, [tabindex]");
   (first || panel).focus({ preventScroll: true });
   return { close };
-}
-
-/** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
-export function handOver(side, detail = "") {
-  const before = document.activeElement;
-  return new Promise((resolve) => {
-    const card = h("div", { class: `handover handover-${side}`, role: "dialog", "aria-label": `${cap(side)}'s turn` },
-      h("p", { class: "handover-title" }, `${cap(side)}'s turn — pass the phone`),
-      detail ? h("p", { class: "handover-detail" }, detail) : null,
-      h("button", { class: "btn btn-big", type: "button" }, `I'm ${cap(side)} — show the page`));
-    card.addEventListener("click", () => {
-      card.remove();
-      restoreFocus(before);
-      resolve();
-    });
-    clearToasts();
-    document.body.append(card);
-    card.querySelector("button").focus();
-  });
 }
 
 /** Capitalises a side's name for a sentence. */
@@ -170,11 +142,7 @@ export function cap(word) {
   return word ? word[0].toUpperCase() + word.slice(1) : "";
 }
 
-/**
- * A row of choice buttons, a WAI-ARIA radio group: one tab stop (the chosen one), arrows move the
- * choice and the focus along the row (wrapping), Home / End to its ends; calls onPick(value). The
- * buttons are kept (only their marks change), so the focus stays where the player is.
- */
+/** A row of choice buttons, a WAI-ARIA radio group (one tab stop, arrows, Home / End); calls onPick(value). */
 export function choices(name, options, value, onPick) {
   const row = h("div", { class: "choices", role: "radiogroup", "aria-label": name });
   const buttons = options.map(([v, label]) => h("button", {
@@ -188,6 +156,7 @@ export function choices(name, options, value, onPick) {
       b.tabIndex = on ? 0 : -1;
     }
   };
+  // The buttons stay (only their marks change), so the focus stays where the player is.
   const pick = (v) => { mark(v); onPick(v); };
   row.addEventListener("keydown", (e) => {
     const next = radioStep(buttons, e);
@@ -201,10 +170,7 @@ export function choices(name, options, value, onPick) {
   return row;
 }
 
-/**
- * The radio group's arrow keys: the button an arrow (← ↑ back, → ↓ on, wrapping), Home or End moves
- * to from the focused one among `buttons` (disabled ones skipped), or null for any other key.
- */
+/** The button of `buttons` a radio group's arrow (wrapping), Home or End moves to; null for other keys. */
 export function radioStep(buttons, e) {
   const on = buttons.filter((b) => !b.disabled);
   const i = on.indexOf(document.activeElement);
