@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from scenarios import seeded_page_with
-from web_helpers import Phone, log, page_ready_to_flick
+from web_helpers import Phone, log, make_page, page_ready_to_flick
 
 pytestmark = pytest.mark.browser
 
@@ -266,6 +266,28 @@ def test_a_lunge_chain_by_keys_and_its_stop(server: str, browser: Any, screens: 
         assert focused(p).startswith("button|||I'm Red")
         press(p, "Enter")
         assert focused(p).startswith("canvas")
+        assert p.errors == []
+    finally:
+        ctx.close()
+
+
+def test_quick_setup_by_keys_leaves_the_focus_on_the_page(server: str, browser: Any, screens: Path) -> None:
+    created = make_page(
+        server, {"preset": "quick", "mode": "bot", "bot": {"strength": "easy", "side": "red"}}, []
+    )
+    ctx = browser.new_context(**DESKTOP)
+    try:
+        p = Phone(ctx, server)
+        p.goto(f"/p/{created['id']}#seat={created['seats']['blue']}&side=blue")
+        p.page.evaluate("document.activeElement.blur()")
+        tab_to(p, "quick_setup")
+        press(p, "Enter")
+        p.idle()
+        wait_for(p, "s.phase === 'positioning' && s.tool === 'arrange'")
+        # Quick setup is gone with the blank page: the keyboard is on the page, not on the body.
+        assert focused(p).startswith("canvas")
+        assert "picks a soldier" in hint(p)
+        p.shot(screens, "keyboard-quick-setup")
         assert p.errors == []
     finally:
         ctx.close()
