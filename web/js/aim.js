@@ -93,6 +93,40 @@ export class Aim {
     s.refresh();
   }
 
+  // ---- what the keyboard's steps ask (keyplay.js) ----
+
+  sendFlow() {
+    return this.screen.ui.sendFlow;
+  }
+
+  cancelSend() {
+    this.screen.ui.sendFlow = null;
+    this.screen.refresh();
+  }
+
+  pickCount(n) {
+    const s = this.screen;
+    s.ui.sendFlow = { ...s.ui.sendFlow, step: "to", count: n };
+    s.refresh();
+  }
+
+  /** The bases the send's next tap may pick (as the page marks them). */
+  pickableBases() {
+    return this.screen.renderer.overlay.pickBases || [];
+  }
+
+  base(id) {
+    return this.screen.model.bases.get(id) || null;
+  }
+
+  /** Whether the player plays by keys now (the hints then name the keys); a touch says not. */
+  usingKeys(on) {
+    const s = this.screen;
+    if (s.ui.byKeys === on) return;
+    s.ui.byKeys = on;
+    s.refresh();
+  }
+
   waitingWords() {
     const s = this.screen;
     if (!s.token) return "You are watching this page.";

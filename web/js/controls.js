@@ -1,7 +1,8 @@
 // What the page screen shows, as plain functions of (model, turn options, ui state) — no DOM, no
 // changes: the top bar's words and badges and the bottom bar's hint and buttons. game.js renders
 // what these return (chessground's state/render split). `ui` holds what only this phone knows:
-// {token, side, mode, kind, sendFlow, busy, sending, online}.
+// {token, side, mode, kind, sendFlow, busy, sending, online, byKeys}. With `byKeys` (the player
+// plays by keys) the hints name the keys instead of the gestures.
 
 import { cap } from "./ui.js";
 
@@ -28,7 +29,7 @@ export function waitingWords(model, ui) {
   return `${cap(who)} is ${doing}…`;
 }
 
-/** The top bar: {who, line1, line2, badges: [{text, cls}]}. */
+/** The top bar: {who, line1, line2, badges: [{text, cls}], detailBadges} (badges: after line1; detailBadges: before line2). */
 export function statusView(model, opts, ui) {
   if (model.phase === "over") {
     return {
@@ -46,7 +47,7 @@ export function statusView(model, opts, ui) {
     return { who, badges: [], line1: `${name}: draw a base`, line2: `${cap(who)} has ${drawn} of ${r.bases_per_side ?? "?"} bases` };
   }
   if (model.phase === "positioning") {
-    return { who, badges: [], line1: `${name}: arrange soldiers`, line2: "drag them inside or just outside your rings, then Ready" };
+    return { who, badges: [], line1: `${name}: arrange`, line2: "in your rings or just outside" };
   }
   // Play: what is left of the turn is the server's answer; until it comes, the line waits for it.
   if (!opts) return { who, badges: [], line1: `${name}${you ? "" : " to flick"}`, line2: "…" };
@@ -54,11 +55,12 @@ export function statusView(model, opts, ui) {
   const left = o.flicks_left ?? 0;
   const sent = model.turn && model.turn.sent;
   const line2 = o.chain ? `lunge again: ${o.chain.credits} left` : `${left} flick${left === 1 ? "" : "s"} left${sent ? " · sent" : ""}`;
-  const badges = [];
-  if (o.chain) badges.push({ text: "lunge again", cls: "badge" });
-  if (o.bonus) badges.push({ text: "bonus flick", cls: "badge bonus" });
-  if (o.last_stand) badges.push({ text: "last stand", cls: "badge stand" });
-  return { who, badges, line1: `${name}${you ? "" : " to flick"}`, line2 };
+  // The badges say what is special about the turn: a bonus flick by the name, a last stand (the
+  // whole turn's) by the flicks left, so that both fit a 360 px phone's bar; a chain is said by the
+  // detail line itself.
+  const badges = o.bonus ? [{ text: "bonus flick", cls: "badge bonus" }] : [];
+  const detailBadges = o.last_stand ? [{ text: "last stand", cls: "badge stand" }] : [];
+  return { who, badges, detailBadges, line1: `${name}${you ? "" : " to flick"}`, line2 };
 }
 
 const button = (label, act, cls = "btn", data = {}, disabled = false) => ({ type: "button", label, act, cls, data, disabled });
@@ -76,15 +78,19 @@ export function barView(model, opts, ui) {
     return { hint: waitingWords(model, ui), items: share };
   }
   const sideBtn = model.sideToAct === "red" ? "btn btn-red" : "btn btn-main";
+  const keys = !!ui.byKeys;
   if (model.phase === "bases") {
     const any = Object.values(model.setup.bases_drawn || {}).some((n) => n > 0) || model.bases.size > 0;
     return {
-      hint: "Press the centre, drag out a circle in your half.",
+      hint: keys ? "Arrows move the circle, + − size it, Enter." : "Press the centre, drag out a circle in your half.",
       items: any ? [] : [button("Quick setup", "quick_setup", sideBtn, { action: "quick_setup" })],
     };
   }
   if (model.phase === "positioning") {
-    return { hint: "Drag soldiers to arrange them, then tap Ready.", items: [button("Ready", "ready", sideBtn, { action: "ready" })] };
+    return {
+      hint: keys ? "n picks a soldier, arrows move, Enter drops." : "Drag soldiers to arrange them, then tap Ready.",
+      items: [button("Ready", "ready", sideBtn, { action: "ready" })],
+    };
   }
   // What the turn allows is the server's answer: until it comes (a moment after a catch-up), no controls.
   if (!opts) return { hint: "…", items: [] };
@@ -93,12 +99,12 @@ export function barView(model, opts, ui) {
   if (f) {
     const items = [];
     let hint = "";
-    if (f.step === "from") hint = "Send: tap the base they leave from.";
+    if (f.step === "from") hint = keys ? "Send: n picks the base they leave, Enter." : "Send: tap the base they leave from.";
     if (f.step === "count") {
-      hint = "How many soldiers walk?";
+      hint = keys ? `How many soldiers walk? Keys 1 to ${f.max}.` : "How many soldiers walk?";
       for (let n = 1; n <= f.max; n++) items.push(button(String(n), `count:${n}`, "btn btn-round", { count: n }));
     }
-    if (f.step === "to") hint = `Send ${f.count}: tap the base they walk to.`;
+    if (f.step === "to") hint = keys ? `Send ${f.count}: n picks where they walk, Enter.` : `Send ${f.count}: tap the base they walk to.`;
     items.push(button("Cancel", "cancel_send"));
     return { hint, items };
   }
@@ -107,7 +113,10 @@ export function barView(model, opts, ui) {
   if (o.send) items.push(button("Send", "send", "btn", { action: "send" }));
   // C1: `can_stop` — a stop is accepted now (it drops a pending chain, or ends the turn after a flick).
   if (o.can_stop) items.push(button(o.chain ? "Stop" : "End turn", "stop", "btn", { action: "stop" }));
-  return { hint: o.chain ? "Lunge again with the same soldier — or stop." : "Press a soldier, pull back, let go.", items };
+  const hint = keys
+    ? (o.chain ? "Lunge again: n, arrows, Enter — or Stop." : "n picks a soldier, arrows aim, Enter flicks.")
+    : (o.chain ? "Lunge again with the same soldier — or stop." : "Press a soldier, pull back, let go.");
+  return { hint, items };
 }
 
 /**
@@ -131,8 +140,11 @@ export function overlayView(model, opts, ui) {
   return view;
 }
 
-/** The bottom bar's hint line: the aim's kind and power while a pull is on, else the bar's own hint. */
-export function hintLine(aim, kindName, barHint) {
-  if (aim) return `${kindName} · power ${Math.round(aim.power * 100)}% · slide back to cancel`;
+/**
+ * The bottom bar's hint line: the aim's kind and power while a pull is on (with the keys that finish
+ * it when aiming by keys), else the bar's own hint.
+ */
+export function hintLine(aim, kindName, barHint, byKeys = false) {
+  if (aim) return `${kindName} · power ${Math.round(aim.power * 100)}% · ${byKeys ? "Enter flicks · Esc cancels" : "slide back to cancel"}`;
   return barHint || "";
 }

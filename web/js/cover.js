@@ -44,7 +44,10 @@ export function showCover() {
       h("div", { class: "label" }, "New page"),
       h("div", { class: "row" },
         h("span", {}, "Classic — 4 bases of 8 soldiers"),
-        h("button", { class: "btn btn-quiet link-like", type: "button", "data-action": "more-sizes", onclick: () => { sizes.hidden = !sizes.hidden; } }, "more sizes")),
+        h("button", {
+          class: "btn btn-quiet link-like", type: "button", "data-action": "more-sizes", "aria-expanded": "false",
+          onclick: (e) => { sizes.hidden = !sizes.hidden; e.currentTarget.setAttribute("aria-expanded", String(!sizes.hidden)); },
+        }, "more sizes")),
       sizes),
     h("div", { class: "field" },
       h("div", { class: "label" }, "Playing with"),

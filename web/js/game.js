@@ -11,7 +11,7 @@ import { changesBars, choicesAfterTurn, eventToast, inkSeconds } from "./announc
 import { Animator } from "./animate.js";
 import { api } from "./api.js";
 import * as book from "./book.js";
-import { barNodes, presenceNodes, statusNodes } from "./bars.js";
+import { barNodes, presenceNodes, replaceKeepingFocus, statusNodes } from "./bars.js";
 import { barView, hintLine, overlayView, statusView } from "./controls.js";
 import { HandOverFlow, pageTurned } from "./handover.js";
 import { Input } from "./input.js";
@@ -38,14 +38,15 @@ export class GameScreen {
     this.entry = book.entry(id) || { id };
     this.model = null;
     // What only this phone knows. controls.js reads token, side, mode, kind (snipe or lunge),
-    // sendFlow (a send being made), sending (a move on its way, in words) and online; presence is
-    // who is on the page, aim the aim's preview while a pull is on, barHint the bar's hint as drawn.
+    // sendFlow (a send being made), sending (a move on its way, in words), online and byKeys (the
+    // player plays by keys: the hints name them); presence is who is on the page, aim the aim's
+    // preview while a pull is on, barHint the bar's hint as drawn.
     this.ui = {
       token: seat.token || this.entry.token || null,
       side: seat.side || this.entry.side || null,
       mode: this.entry.mode || null,
       kind: "snipe", sendFlow: null, sending: null, online: null,
-      presence: null, aim: null, barHint: "",
+      presence: null, aim: null, barHint: "", byKeys: false,
     };
     this.gone = false;
     this.narrator = new Narrator();
@@ -83,7 +84,11 @@ export class GameScreen {
     this.ui.mode = snap.mode || this.ui.mode;
     if (this.mode === "local" && this.token) this.ui.side = "both";
     this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset: this.entry.preset });
+    // A seat opened from a link comes without the size the page was made with: the server's summary says it.
+    if (!this.entry.preset) this.learnPreset();
     this.setSnapshot(snap);
+    // The screen that led here (the cover's Start, a link) is gone: the keyboard starts on the page.
+    if (!document.activeElement || document.activeElement === document.body) this.el.canvas.focus({ preventScroll: true });
     this.handOver.start(this.model);
     this.turnPage();
     this.renderer.fitInside(this.el.stage);
@@ -94,6 +99,16 @@ export class GameScreen {
     }
     this.refresh();
     this.end.maybe(true);
+  }
+
+  /** Takes the page's size from the server's summary into the book entry (the page menu names it). */
+  async learnPreset() {
+    try {
+      const [row] = await api.summaries([this.id]);
+      if (row && row.preset && !this.gone) this.entry = book.remember({ id: this.id, preset: row.preset });
+    } catch {
+      // Not known this time: the menu says "A page" and the next visit asks again.
+    }
   }
 
   /** Leaves the screen: closes the socket and timers. */
@@ -185,7 +200,7 @@ export class GameScreen {
   }
 
   share() {
-    shareSheet(book.entry(this.id) || this.entry);
+    shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
   }
 
   // ---- what the page says and shows ----
@@ -219,7 +234,7 @@ export class GameScreen {
   }
 
   renderHint() {
-    this.el.hint.textContent = hintLine(this.ui.aim, this.aim.kindName(), this.ui.barHint);
+    this.el.hint.textContent = hintLine(this.ui.aim, this.aim.kindName(), this.ui.barHint, this.ui.byKeys);
     this.el.hint.classList.toggle("sending", !!this.ui.sending);
   }
 
@@ -235,7 +250,10 @@ export class GameScreen {
       count: (n) => flow({ ...this.ui.sendFlow, step: "to", count: n }),
       kind: (k) => { this.ui.kind = k; this.refresh(); },
     };
-    this.el.actions.replaceChildren(...barNodes(view, on));
+    // Redrawn buttons keep the keyboard's focus (the same button, else the page): issue 21, item 2.
+    replaceKeepingFocus(this.el.actions, barNodes(view, on));
+    // A notice with nothing else in the bar takes the buttons' row too (two lines fit in the bar).
+    this.el.actions.hidden = !!view.sending;
     this.renderHint();
   }
 

@@ -2,7 +2,7 @@
 // pass-one-phone page, the result stays in view for a moment, then the hand-over card covers the
 // page (toasts cleared, zoom reset) while the page turns to face the player taking the phone.
 
-import { clearToasts, handOver } from "./ui.js";
+import { cap, clearToasts, h, restoreFocus } from "./ui.js";
 
 // A moment to look at the result of a move before the hand-over card covers the page.
 const HANDOVER_PAUSE_MS = 1100;
@@ -75,4 +75,23 @@ export class HandOverFlow {
     this.handing = null;
     s.refresh();
   }
+}
+
+/** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
+export function handOver(side, detail = "") {
+  const before = document.activeElement;
+  return new Promise((resolve) => {
+    const card = h("div", { class: `handover handover-${side}`, role: "dialog", "aria-label": `${cap(side)}'s turn` },
+      h("p", { class: "handover-title" }, `${cap(side)}'s turn — pass the phone`),
+      detail ? h("p", { class: "handover-detail" }, detail) : null,
+      h("button", { class: "btn btn-big", type: "button" }, `I'm ${cap(side)} — show the page`));
+    card.addEventListener("click", () => {
+      card.remove();
+      restoreFocus(before);
+      resolve();
+    });
+    clearToasts();
+    document.body.append(card);
+    card.querySelector("button").focus();
+  });
 }

@@ -1,10 +1,12 @@
 // Turns pointer gestures and keys on the page into moves: drag a circle to draw a base, drag soldiers
 // to arrange them, press-pull-release to flick (slide back into the soldier to cancel), tap a base to
 // pick it; two fingers pinch-zoom and pan the page. With keys: choose a soldier, turn the aim and set
-// the power, then flick. Works the same with a finger, a pen or a mouse. It only proposes: the
+// the power, then flick (drawing bases, arranging and a send's taps by keys are keyplay.js's). Works the same with a finger, a pen or a mouse. It only proposes: the
 // server decides.
 
+import { KeyPlay } from "./keyplay.js";
 import { flickPreview } from "./preview.js";
+import { lastInputWasKeys } from "./ui.js";
 
 // Half the 44 CSS px a finger needs: soldiers are tiny dots, so their hit area is this radius.
 const HIT_RADIUS_CSS = 22;
@@ -24,6 +26,7 @@ export class Input {
     this.pointers = new Map();
     this.pinch = null;
     this.keyAim = null;
+    this.keys = new KeyPlay(renderer, app);
     const c = renderer.canvas;
     c.addEventListener("pointerdown", (e) => this.down(e));
     c.addEventListener("pointermove", (e) => this.move(e));
@@ -31,6 +34,8 @@ export class Input {
     c.addEventListener("pointercancel", (e) => this.up(e, true));
     c.addEventListener("contextmenu", (e) => e.preventDefault());
     c.addEventListener("keydown", (e) => this.key(e));
+    // Reached by the keyboard (Tab, or the cover's Start pressed by Enter), the hints name the keys at once.
+    c.addEventListener("focus", () => { if (lastInputWasKeys()) this.app.usingKeys(true); });
     c.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
   }
 
@@ -62,6 +67,7 @@ export class Input {
     }
     if (this.pointers.size > 2 || this.pinch || this.gesture) return;
     this.putKeyAimDown();
+    this.app.usingKeys(false);
     // The transform is frozen for the whole gesture: nothing that moves the page meanwhile can
     // change what the finger means.
     this.r.freeze();
@@ -223,10 +229,17 @@ export class Input {
 
   key(e) {
     const k = e.key;
+    const tool = this.app.tool();
+    if (this.keys.key(e, tool)) {
+      e.preventDefault();
+      this.app.usingKeys(true);
+      return;
+    }
     const handled = ["n", "p", "]", "[", "k", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Enter", " ", "Escape"];
     if (!handled.includes(k)) return;
-    if (this.app.tool() !== "flick") {
-      if (k !== "Escape") this.app.say(this.app.waitingWords());
+    this.app.usingKeys(true);
+    if (tool !== "flick") {
+      if (tool === "tap" && k !== "Escape") this.app.say(this.app.waitingWords());
       return;
     }
     e.preventDefault();
@@ -280,6 +293,7 @@ export class Input {
   }
 
   putKeyAimDown() {
+    this.keys.putDown();
     if (!this.keyAim) return;
     this.keyAim = null;
     const o = this.r.overlay;

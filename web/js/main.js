@@ -29,7 +29,7 @@ const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
 const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
   page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "ending.js", "handover.js",
-    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "pagemenu.js", "preview.js", "push.js",
+    "input.js", "keyplay.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "pagemenu.js", "preview.js", "push.js",
     "sending.js", "share.js", "sharepage.js", "stats.js", "sync.js", "words.js", "yourmove.js"],
     () => import("./game.js")),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),

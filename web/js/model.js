@@ -148,9 +148,12 @@ export function applyEvent(model, ev) {
       model.optionsStale = true;
       break;
     case "game_over":
+      // The page is over from this event on (its `phase: over` follows): nothing may read it as a
+      // page in play whose side to act is gone ("to flick" with no name, issue 21 item 6).
       model.winner = ev.winner;
       model.endReason = ev.reason;
       model.sideToAct = null;
+      model.phase = "over";
       break;
     default:
       break;

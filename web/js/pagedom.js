@@ -31,12 +31,19 @@ export function pageElements(on) {
   return el;
 }
 
-/** Says in the bars that the page could not be opened (expired, or the reason), with a way to a new page. */
+/**
+ * Says that the page could not be opened (expired, or the reason), with a way to a new page: the
+ * bars name it in a line each, the whole reason is a paragraph where the page would be (a one-line
+ * bar cut it off on a small phone).
+ */
 export function showCannotOpen(el, err) {
   const expired = err instanceof ApiError && err.code === "page_expired";
   el.status.replaceChildren(
     h("span", { class: "who" }, expired ? "This page has expired." : "This page could not be opened."),
-    h("span", { class: "detail" }, expired ? CODE_WORDS.page_expired : err.message));
-  el.hint.textContent = expired ? CODE_WORDS.page_expired : "";
+    h("span", { class: "detail" }, ""));
+  el.hint.textContent = expired ? "It was never played past setup." : "";
+  el.canvas.hidden = true;
+  el.stage.querySelector(".cannot-open")?.remove();
+  el.stage.append(h("p", { class: "cannot-open" }, expired ? CODE_WORDS.page_expired : err.message));
   el.actions.replaceChildren(h("button", { class: "btn btn-main", type: "button", onclick: () => go("/") }, "New page"));
 }

@@ -4,7 +4,7 @@
 // becomes this seat's move. The choice is kept in the exercise book's entry (`push: true`).
 
 import * as book from "./book.js";
-import { h, toast } from "./ui.js";
+import { h, sheet, toast } from "./ui.js";
 
 const PUSH_MODES = ["link", "live"];
 
@@ -109,4 +109,24 @@ export function pushToggle({ id, token, mode, phase }) {
     button.disabled = false;
   });
   return button;
+}
+
+/**
+ * Right after a link is shared: offers "Tell me when it's my move" once a page (the book entry keeps
+ * `pushOffered`), where the toggle would be offered at all and it is not on already. "Not now"
+ * dismisses it; the page menu keeps the toggle.
+ */
+export function offerPush(entry, phase) {
+  const toggle = pushToggle({ id: entry.id, token: entry.token, mode: entry.mode, phase });
+  if (!toggle || entry.pushOffered || isOn(entry.id)) return null;
+  book.remember({ id: entry.id, pushOffered: true });
+  toggle.classList.add("btn-main");
+  const later = h("button", { class: "btn btn-quiet", type: "button", "data-action": "push-not-now", onclick: () => s.close() }, "Not now");
+  // Once switched on, the way out says so.
+  new MutationObserver(() => { later.textContent = toggle.getAttribute("aria-checked") === "true" ? "Done" : "Not now"; })
+    .observe(toggle, { attributes: true, attributeFilter: ["aria-checked"] });
+  const s = sheet("While you wait", h("div", { class: "stack push-offer" },
+    h("p", {}, "Your opponent plays when they like. This phone can tell you when it's your move."),
+    toggle, later), { className: "push-offer-sheet" });
+  return s;
 }

@@ -3,10 +3,16 @@
 
 import { otherSide } from "./model.js";
 import { pageUrl } from "./nav.js";
+import { offerPush } from "./push.js";
 import { cap, h, sheet, toast } from "./ui.js";
 
-/** Opens the share sheet: the opponent's seat link (with its side) and the watch link. */
-export function shareSheet(entry) {
+/**
+ * Opens the share sheet: the opponent's seat link (with its side) and the watch link. Once a link has
+ * been shared or copied from it, closing it offers "Tell me when it's my move" (once a page; push.js).
+ */
+export function shareSheet(entry, { phase = null } = {}) {
+  let used = false;
+  const use = (fn) => () => { used = true; fn(); };
   const mine = entry.side === "red" ? "red" : "blue";
   const theirs = otherSide(mine);
   const links = entry.links || {};
@@ -16,12 +22,13 @@ export function shareSheet(entry) {
     h("div", { class: "label" }, label),
     h("div", { class: "link" }, url),
     h("div", { class: "row" },
-      navigator.share ? h("button", { class: "btn btn-main", type: "button", onclick: () => navigator.share({ title: "Dotfight", text: label, url }).catch(() => {}) }, "Share") : null,
-      h("button", { class: "btn", type: "button", onclick: () => copy(url) }, "Copy")));
+      navigator.share ? h("button", { class: "btn btn-main", type: "button", onclick: use(() => navigator.share({ title: "Dotfight", text: label, url }).catch(() => {})) }, "Share") : null,
+      h("button", { class: "btn", type: "button", onclick: use(() => copy(url)) }, "Copy")));
   const s = sheet("Share this page", h("div", { class: "stack" },
     seatLink ? row(`${cap(theirs)}'s link — send it to your opponent`, seatLink) : null,
     row("Watch link — anyone can follow, no one can play", watchLink),
-    h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Done")));
+    h("button", { class: "btn", type: "button", onclick: () => s.close() }, "Done")),
+  { onClose: () => { if (used) offerPush(entry, phase); } });
   return s;
 }
 

@@ -1,6 +1,5 @@
 // The quiet things around the page: a tiny element builder, the top and bottom bars, sheets that
-// slide up from the bottom, the hand-over card for passing one phone, and toasts that speak near
-// the finger.
+// slide up from the bottom, and toasts that speak near the finger.
 
 import { stepBack } from "./nav.js";
 
@@ -22,6 +21,16 @@ export function h(tag, attrs = {}, ...children) {
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return el;
+}
+
+// Whether the last input was a key (the page's hints then name keys); here, so the cover's Enter counts.
+let lastByKeys = false;
+addEventListener("keydown", (e) => { if (e.key !== "Shift" && !e.isComposing) lastByKeys = true; }, true);
+addEventListener("pointerdown", () => { lastByKeys = false; }, true);
+
+/** Tells whether the last input was a key (not a touch, a click, or nothing). */
+export function lastInputWasKeys() {
+  return lastByKeys;
 }
 
 /** Replaces the contents of the app's root with the given elements. */
@@ -60,7 +69,7 @@ export function clearToasts() {
   if (box) box.replaceChildren();
 }
 
-/** Says a sentence to a screen reader (a polite live region); the last sentence stays readable. */
+/** Says a sentence to a screen reader (the polite live region, in index.html from load). */
 export function say(text) {
   let region = document.getElementById("said");
   if (!region) {
@@ -68,6 +77,12 @@ export function say(text) {
     document.body.append(region);
   }
   region.replaceChildren(h("p", {}, text));
+}
+
+/** Gives the focus back to `before` when what held it goes (a sheet, a card), else to the page. */
+export function restoreFocus(before) {
+  const to = before && before.isConnected && before !== document.body ? before : document.querySelector(".stage canvas");
+  if (to && to.isConnected) to.focus({ preventScroll: true });
 }
 
 // Sheets take one history entry each, so the phone's Back closes the sheet instead of leaving the
@@ -81,23 +96,30 @@ export function closeTopSheet() {
     const top = openSheets.pop();
     if (top.scrim.isConnected) {
       top.scrim.remove();
+      restoreFocus(top.before);
+      if (top.onClose) top.onClose();
       return true;
     }
   }
   return false;
 }
 
-/** Opens a bottom sheet (a tap on the dimmed page around it, or Back, closes it); returns {close}. */
-export function sheet(title, body, { className = "" } = {}) {
+/**
+ * Opens a bottom sheet (a tap on the dimmed page around it, or Back, closes it); returns {close}.
+ * `onClose` is called once the sheet has closed, however it was closed.
+ */
+export function sheet(title, body, { className = "", onClose = null } = {}) {
   const panel = h("section", { class: `sheet ${className}`, role: "dialog", "aria-label": title },
     h("h2", {}, title), body);
   const id = ++sheetCount;
-  const entry = { id, scrim: null };
+  const entry = { id, scrim: null, before: document.activeElement, onClose };
   const close = () => {
     const i = openSheets.indexOf(entry);
     if (i < 0) return;
     openSheets.splice(i, 1);
     entry.scrim.remove();
+    restoreFocus(entry.before);
+    if (entry.onClose) entry.onClose();
     // A button that closes the sheet and goes elsewhere replaces the sheet's entry at once (nav.go);
     // a plain close takes the entry back off the history.
     setTimeout(() => {
@@ -110,24 +132,9 @@ export function sheet(title, body, { className = "" } = {}) {
   document.body.append(entry.scrim);
   openSheets.push(entry);
   history.pushState({ sheet: id }, "", location.href);
+  const first = panel.querySelector("button, [href], input, [tabindex]");
+  (first || panel).focus({ preventScroll: true });
   return { close };
-}
-
-/** Shows the full-screen hand-over card ("Red's turn — pass the phone"); resolves on tap. */
-export function handOver(side, detail = "") {
-  return new Promise((resolve) => {
-    const card = h("div", { class: `handover handover-${side}`, role: "dialog", "aria-label": `${cap(side)}'s turn` },
-      h("p", { class: "handover-title" }, `${cap(side)}'s turn — pass the phone`),
-      detail ? h("p", { class: "handover-detail" }, detail) : null,
-      h("button", { class: "btn btn-big", type: "button" }, `I'm ${cap(side)} — show the page`));
-    card.addEventListener("click", () => {
-      card.remove();
-      resolve();
-    });
-    clearToasts();
-    document.body.append(card);
-    card.querySelector("button").focus();
-  });
 }
 
 /** Capitalises a side's name for a sentence. */
@@ -135,18 +142,44 @@ export function cap(word) {
   return word ? word[0].toUpperCase() + word.slice(1) : "";
 }
 
-/** A row of choice buttons; calls onPick(value) and marks the chosen one. */
+/** A row of choice buttons, a WAI-ARIA radio group (one tab stop, arrows, Home / End); calls onPick(value). */
 export function choices(name, options, value, onPick) {
   const row = h("div", { class: "choices", role: "radiogroup", "aria-label": name });
-  const render = (current) => {
-    row.replaceChildren(...options.map(([v, label]) => h("button", {
-      type: "button", class: `choice${v === current ? " chosen" : ""}`, role: "radio",
-      "aria-checked": v === current ? "true" : "false", dataset: { value: v },
-      onclick: () => { render(v); onPick(v); },
-    }, label)));
+  const buttons = options.map(([v, label]) => h("button", {
+    type: "button", class: "choice", role: "radio", dataset: { value: v }, onclick: () => pick(v),
+  }, label));
+  const mark = (current) => {
+    for (const b of buttons) {
+      const on = b.dataset.value === current;
+      b.classList.toggle("chosen", on);
+      b.setAttribute("aria-checked", String(on));
+      b.tabIndex = on ? 0 : -1;
+    }
   };
-  render(value);
+  // The buttons stay (only their marks change), so the focus stays where the player is.
+  const pick = (v) => { mark(v); onPick(v); };
+  row.addEventListener("keydown", (e) => {
+    const next = radioStep(buttons, e);
+    if (!next) return;
+    e.preventDefault();
+    next.focus();
+    pick(next.dataset.value);
+  });
+  mark(value);
+  row.append(...buttons);
   return row;
+}
+
+/** The button of `buttons` a radio group's arrow (wrapping), Home or End moves to; null for other keys. */
+export function radioStep(buttons, e) {
+  const on = buttons.filter((b) => !b.disabled);
+  const i = on.indexOf(document.activeElement);
+  if (i < 0 || e.altKey || e.ctrlKey || e.metaKey) return null;
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+  if (step) return on[(i + step + on.length) % on.length];
+  if (e.key === "Home") return on[0];
+  if (e.key === "End") return on[on.length - 1];
+  return null;
 }
 
 /** A minus/plus stepper for a whole number in [min, max]. */
