@@ -15,6 +15,14 @@ from .rules import RuleSet
 # this ratio (the rule book's numbers give about 14; a dot a hundredth of the biggest base is already
 # hard to see on a phone).
 MAX_BASE_TO_DOT = 100.0
+# A page's long side may be at most this many times its short side. Every picture of the page (the
+# server's SVG and PNG, the app's canvas) rules it across at the exercise book's spacing, a 26th of its
+# width, so a sliver a millionth as wide as it is tall was 2.6 × 10¹² ruled lines; the drawings now
+# space them wider past this, and a new page stays where they are drawn as designed (at most 520).
+MAX_PAGE_ASPECT = 20.0
+# Neither side may be shorter than this: the pen is drawn in page units (3.2-unit strokes, 40-unit
+# pressure, coordinates to 0.1 unit in the SVG), so a smaller page is drawn as blots.
+MIN_PAGE_SIDE = 100.0
 
 
 def check_new_page(rules: RuleSet) -> None:
@@ -30,7 +38,26 @@ def check_new_page(rules: RuleSet) -> None:
     ...     print(refusal)
     bad_request bad_rules dot_radius
     rule dot_radius=0.001: must be at least 1 (base_radius_max=100.0 / 100) on a new page
+    >>> try:
+    ...     check_new_page(RuleSet.preset("custom", page_width=1000, page_height=30000))
+    ... except RuleSetError as refusal:
+    ...     print(refusal)
+    rule page_height=30000.0: must be at most 20 times the page's other side (1000) on a new page
     """
+    for name in ("page_width", "page_height"):
+        side = getattr(rules, name)
+        if side < MIN_PAGE_SIDE:
+            raise RuleSetError(name, side, f"must be at least {MIN_PAGE_SIDE:g} on a new page")
+    width, height = rules.page_width, rules.page_height
+    long_name, long_side, short_side = (
+        ("page_height", height, width) if height >= width else ("page_width", width, height)
+    )
+    if long_side > short_side * MAX_PAGE_ASPECT:
+        raise RuleSetError(
+            long_name,
+            long_side,
+            f"must be at most {MAX_PAGE_ASPECT:g} times the page's other side ({short_side:g}) on a new page",
+        )
     smallest_dot = rules.base_radius_max / MAX_BASE_TO_DOT
     if rules.dot_radius < smallest_dot:
         raise RuleSetError(

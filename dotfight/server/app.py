@@ -78,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         fanout = FanOut(master, hub, broadcast)
         await broadcast.start()
         master.add_listener(fanout.committed)  # before the bot: people hear a move before its answer
+        app.state.pictures = pictures = picture.Pictures(settings)
         app.state.push = push = PushService(settings, database, hub)
         master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         pool = load_bot_pool(settings)
@@ -112,6 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await push.close()
             if pool is not None:
                 pool.close()
+            pictures.close()
             await fanout.close()
             await broadcast.close()
             await hub.close_all(CLOSE_SERVICE_RESTART)

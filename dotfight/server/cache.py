@@ -1,9 +1,11 @@
-"""A small thread-safe least-recently-used cache (pages' engine states and seats, kept in memory)."""
+"""A small thread-safe least-recently-used cache (pages' engine states and seats, pictures), bounded by
+its number of entries and, when given a size for each, by their bytes."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -11,12 +13,34 @@ V = TypeVar("V")
 
 
 class LruCache(Generic[K, V]):
-    """Keeps the `capacity` most recently used entries; safe to share between threads."""
+    """Keeps the `capacity` most recently used entries, and with `max_bytes` only as many of them as
+    `size` (each entry's bytes) allows; safe to share between threads.
 
-    def __init__(self, capacity: int) -> None:
+    >>> pictures: LruCache[str, bytes] = LruCache(10, max_bytes=8, size=len)
+    >>> pictures.put("a", b"1234"); pictures.put("b", b"5678"); pictures.put("c", b"90")
+    >>> pictures.get("a"), pictures.get("b"), pictures.get("c"), pictures.bytes
+    (None, b'5678', b'90', 6)
+    >>> pictures.put("huge", b"123456789")  # larger than the whole cache: not kept, nothing forgotten
+    >>> pictures.get("huge"), pictures.bytes
+    (None, 6)
+    """
+
+    def __init__(
+        self, capacity: int, *, max_bytes: int | None = None, size: Callable[[V], int] | None = None
+    ) -> None:
+        if max_bytes is not None and size is None:
+            raise ValueError("a cache bounded in bytes needs the size of an entry")
         self._capacity = capacity
+        self._max_bytes = max_bytes
+        self._size = size
         self._entries: OrderedDict[K, V] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        """The bytes held now (0 when the cache has no `size`)."""
+        return self._bytes
 
     def get(self, key: K) -> V | None:
         """Returns the entry (marking it recently used), or None."""
@@ -27,14 +51,26 @@ class LruCache(Generic[K, V]):
             return value
 
     def put(self, key: K, value: V) -> None:
-        """Stores an entry, forgetting the least recently used one when full."""
+        """Stores an entry, forgetting the least recently used ones while over a bound (an entry larger
+        than `max_bytes` on its own is not stored)."""
+        weight = 0 if self._size is None else self._size(value)
         with self._lock:
+            self._forget(key)
+            if self._max_bytes is not None and weight > self._max_bytes:
+                return
             self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
+            self._bytes += weight
+            while len(self._entries) > self._capacity or (
+                self._max_bytes is not None and self._bytes > self._max_bytes
+            ):
+                self._forget(next(iter(self._entries)))
 
     def drop(self, key: K) -> None:
         """Forgets an entry if present."""
         with self._lock:
-            self._entries.pop(key, None)
+            self._forget(key)
+
+    def _forget(self, key: K) -> None:
+        value = self._entries.pop(key, None)
+        if value is not None and self._size is not None:
+            self._bytes -= self._size(value)

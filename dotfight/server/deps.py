@@ -51,7 +51,8 @@ def client_key(connection: HTTPConnection) -> str:
     return connection.client.host if connection.client else "unknown"
 
 
-def _refuse_if_waiting(wait: float, message: str) -> None:
+def refuse_if_waiting(wait: float, message: str) -> None:
+    """Refuses with 429 rate_limited and a Retry-After when a limiter says to wait `wait` seconds."""
     if wait > 0:
         retry_after = str(max(1, math.ceil(wait)))
         raise ApiError("rate_limited", message, headers={"Retry-After": retry_after})
@@ -60,7 +61,7 @@ def _refuse_if_waiting(wait: float, message: str) -> None:
 def rate_limit(connection: HTTPConnection, services: ServicesDep) -> None:
     """Refuses a client that sends too many requests with 429 rate_limited and a Retry-After."""
     wait = services.http_limiter.wait(client_key(connection))
-    _refuse_if_waiting(wait, "too many requests; wait a moment")
+    refuse_if_waiting(wait, "too many requests; wait a moment")
 
 
 RateLimited = Depends(rate_limit)
@@ -70,7 +71,7 @@ def creation_limit(connection: HTTPConnection, services: ServicesDep) -> None:
     """Refuses a client that creates pages faster than `page_creations_per_minute` (after a burst of
     `page_creation_burst`) with 429 rate_limited and a Retry-After."""
     wait = services.creation_limiter.wait(client_key(connection))
-    _refuse_if_waiting(wait, "too many new pages from this address; wait a moment")
+    refuse_if_waiting(wait, "too many new pages from this address; wait a moment")
 
 
 CreationRateLimited = Depends(creation_limit)

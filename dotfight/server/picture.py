@@ -8,6 +8,15 @@ stands where, who is crossed out and by which side.
 
 Every wobble is seeded from the page id and the thing drawn, so a page's picture at a given version is
 always the same bytes (its ETag can be the id and version), and two pages never share their wobbles.
+
+Whatever the rules, a drawing's work and size are a constant plus a part linear in the page's ink and
+soldiers: at most `MAX_RULED_LINES` ruled lines (a page taller than the new-page limits allow gets them
+further apart), at most `MAX_STROKE_SAMPLES` points per stroke beyond its own corners, one margin line.
+`page_svg(..., max_bytes=N)` stops with `PictureTooLarge` as soon as the document would pass N bytes.
+
+Public, for other pictures drawn in the same pen (e.g. a link preview's card): `SvgPen` (the strokes,
+rings, dots and crosses), `draw_paper`, `page_svg`, `png_size`, `svg_to_png`, `hash_seed`, `rng`,
+`smooth_noise`, `circle_crossings` and the colours `INK`, `SHEET`, `RULE`, `MARGIN`.
 """
 
 from __future__ import annotations
@@ -19,9 +28,30 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dotfight.engine import RuleSet, State
+from dotfight.engine.limits import MAX_PAGE_ASPECT
+
+__all__ = [
+    "INK",
+    "MARGIN",
+    "PICTURE_FORMAT",
+    "RULE",
+    "SHEET",
+    "PictureTooLarge",
+    "PictureUnavailable",
+    "SvgPen",
+    "circle_crossings",
+    "draw_paper",
+    "hash_seed",
+    "page_svg",
+    "png_size",
+    "rng",
+    "smooth_noise",
+    "svg_to_png",
+]
 
 # Bumped whenever the drawing changes, so cached pictures (ETags, chat previews) are drawn anew.
-PICTURE_FORMAT = 1
+# 2: ruled lines and strokes bounded whatever the rules (pages within the new-page limits unchanged).
+PICTURE_FORMAT = 2
 
 INK = {"blue": "#1d3a9e", "red": "#c3262d"}
 SHEET = "#fbf6e9"
@@ -38,6 +68,14 @@ _MASK = 0xFFFFFFFF
 # On a page larger than the presets', a stroke has at most this many points per diagonal's length.
 SAMPLE_STEP = 10
 POINTS_PER_DIAGONAL = 180
+# Ruled lines are `width / RULES_ACROSS` apart (the exercise book's spacing) on every page within the
+# new-page limits, which have at most this many; a taller page (stored before the limits) gets this many
+# spread over its height. paper.js keeps the same numbers.
+RULES_ACROSS = 26
+MAX_RULED_LINES = math.ceil(RULES_ACROSS * MAX_PAGE_ASPECT)
+# Points of one stroke besides its own corners (a preset's longest line has under 200): a longer stroke is
+# sampled further apart, so no rule value (a huge ring, a long page) makes a stroke's work grow.
+MAX_STROKE_SAMPLES = 1024
 
 Point = tuple[float, float]
 
@@ -108,13 +146,16 @@ class _Sample:
 
 
 def _resample(points: Sequence[Point], step: float = 5) -> list[_Sample]:
-    """Cuts a polyline into points about `step` apart, each with its distance from the start."""
+    """Cuts a polyline into points about `step` apart (further apart on a line longer than
+    `MAX_STROKE_SAMPLES` steps), each with its distance from the start."""
     if not points:
         return []
+    segments = list(itertools.pairwise(points))
+    lengths = [math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in segments]
+    step = max(step, sum(lengths) / MAX_STROKE_SAMPLES)
     out = [_Sample(points[0][0], points[0][1], 0.0)]
     d = 0.0
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        length = math.hypot(x1 - x0, y1 - y0)
+    for ((x0, y0), (x1, y1)), length in zip(segments, lengths, strict=True):
         n = max(1, math.ceil(length / step))
         for k in range(1, n + 1):
             f = k / n
@@ -193,15 +234,36 @@ def _o(value: float) -> str:
     return f"{value:.3f}"
 
 
-class _Svg:
-    """Collects SVG elements in drawing order; strokes are sampled every `step` page units."""
+class PictureTooLarge(RuntimeError):
+    """The document would pass its size budget (`max_bytes`)."""
 
-    def __init__(self, step: float) -> None:
+
+class SvgPen:
+    """Collects SVG elements in drawing order, in the web app's pen; strokes are sampled every `step`
+    page units. With `max_bytes`, adding past that many characters raises PictureTooLarge.
+
+    >>> pen = SvgPen(step=10)
+    >>> pen.pen_dot(50, 50, 7, INK["blue"], seed=1, alpha=0.95)
+    >>> pen.parts[0].startswith("<ellipse")
+    True
+    """
+
+    def __init__(self, step: float, max_bytes: int | None = None) -> None:
         self.parts: list[str] = []
         self.step = step
+        self.size = 0
+        self.max_bytes = max_bytes
 
     def add(self, text: str) -> None:
+        """Adds one element (or an opening or closing tag)."""
+        self.size += len(text) + 1  # and the line break that joins the parts
+        if self.max_bytes is not None and self.size > self.max_bytes:
+            raise PictureTooLarge(f"the picture would be over {self.max_bytes} bytes")
         self.parts.append(text)
+
+    def text(self) -> str:
+        """Returns the elements as one document's text."""
+        return "\n".join(self.parts) + "\n"
 
     def pen_stroke(
         self,
@@ -270,7 +332,7 @@ class _Svg:
         squash = 1 + (draw() - 0.5) * 0.05
         phase = draw() * 6.28
         drift = (draw() - 0.5) * 0.035
-        steps = max(12, math.ceil(r * sweep / 5))
+        steps = min(MAX_STROKE_SAMPLES, max(12, math.ceil(r * sweep / 5)))
         points = []
         for i in range(steps + 1):
             a = start + sweep * i / steps
@@ -306,13 +368,15 @@ class _Svg:
         self.pen_stroke(b, color, seed=(seed + 2) & _MASK, width=3.2, wobble=0.3)
 
 
-def _paper(svg: _Svg, width: float, height: float) -> None:
-    """Warm sheet, faint blue rules, one red margin line."""
+def draw_paper(svg: SvgPen, width: float, height: float) -> None:
+    """Draws the warm sheet, faint blue rules (at most `MAX_RULED_LINES`) and one red margin line."""
     svg.add(f'<rect width="{_n(width)}" height="{_n(height)}" fill="{SHEET}"/>')
-    gap = width / 26
+    gap = max(width / RULES_ACROSS, height / MAX_RULED_LINES)
     rules = []
     y = gap * 2.5
-    while y < height:
+    for _ in range(MAX_RULED_LINES):  # a count, not only `y < height`: a gap too small to add ends too
+        if not y < height:
+            break
         rules.append(f"M0 {_n(y)}H{_n(width)}")
         y += gap
     color, opacity = RULE
@@ -322,8 +386,9 @@ def _paper(svg: _Svg, width: float, height: float) -> None:
     svg.add(f'<path d="M{x} 0V{_n(height)}" stroke="{color}" stroke-opacity="{opacity}" stroke-width="2.2"/>')
 
 
-def page_svg(state: State, page_id: str) -> str:
-    """Draws the page in this state as an SVG document in page units (the same bytes every time).
+def page_svg(state: State, page_id: str, *, max_bytes: int | None = None) -> str:
+    """Draws the page in this state as an SVG document in page units (the same bytes every time); with
+    `max_bytes`, raises PictureTooLarge rather than make a longer document.
 
     >>> from dotfight.engine import RuleSet, apply, new_page
     >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
@@ -339,12 +404,12 @@ def page_svg(state: State, page_id: str) -> str:
     def seed(key: str) -> int:
         return hash_seed(f"{page_id}/{key}")
 
-    svg = _Svg(step=max(SAMPLE_STEP, rules.diagonal / POINTS_PER_DIAGONAL))
+    svg = SvgPen(step=max(SAMPLE_STEP, rules.diagonal / POINTS_PER_DIAGONAL), max_bytes=max_bytes)
     svg.add(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(width)}" height="{_n(height)}" '
         f'viewBox="0 0 {_n(width)} {_n(height)}">'
     )
-    _paper(svg, width, height)
+    draw_paper(svg, width, height)
     for base in state.bases:
         svg.hand_circle(base.x, base.y, base.r, INK[base.side], seed(base.id))
     circles = [(base.x, base.y, base.r) for base in state.bases]
@@ -373,7 +438,7 @@ def page_svg(state: State, page_id: str) -> str:
         if not soldier.alive and soldier.cross is not None:
             svg.pen_cross(soldier.x, soldier.y, dot * 1.7, INK[soldier.cross.side], seed(f"x{soldier.id}"))
     svg.add("</svg>")
-    return "\n".join(svg.parts) + "\n"
+    return svg.text()
 
 
 def png_size(rules: RuleSet) -> tuple[int, int]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,9 +29,35 @@ SEED_LIMIT = 2**128
 # Deepest nesting a client's free-form JSON (an action, rule overrides) may have.
 MAX_JSON_DEPTH = 6
 
+# The largest whole number a client may send where the server compares or stores it (versions, the log's
+# `from` and `limit`): the columns are `Integer`, 32 bits on PostgreSQL (SQLite's hold 64), and a larger
+# parameter made the database driver fail with a 500 rather than answer.
+MAX_STORED_INT = 2**31 - 1
+
 MoveId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")]
 Token = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-Version = Annotated[StrictInt, Field(ge=0)]
+Version = Annotated[StrictInt, Field(ge=0, le=MAX_STORED_INT)]
+
+
+def parsable_url(url: str) -> str:
+    """Refuses (ValueError) a URL whose host or port cannot be read (`urlsplit` raises on `[zz]`).
+
+    >>> parsable_url("https://push.example/a")
+    'https://push.example/a'
+    >>> parsable_url("https://[zz]/x")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a URL: ...
+    """
+    try:
+        parts = urlsplit(url)
+        _ = parts.hostname, parts.port
+    except ValueError as error:
+        raise ValueError(f"not a URL: {error}") from None
+    return url
+
+
+ParsableUrl = Annotated[str, AfterValidator(parsable_url)]
 
 
 def ensure_plain_json(value: object, depth: int = 0) -> None:
@@ -98,7 +126,7 @@ class PageCreate(Incoming):
         """Returns the page authority's command for this body (`bot_seed`: the bot's generator seed).
 
         >>> PageCreate(preset="quick", mode="bot").command(bot_seed=5).bot_side
-        'blue'
+        'red'
         """
         wanted = self.bot or BotIn()
         return CreatePage(

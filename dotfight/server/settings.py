@@ -124,6 +124,19 @@ class Settings(BaseSettings):
     # the maximum (a larger `limit` is cut to it; `next` says where to go on).
     log_page_default: int = Field(default=500, gt=0)
     log_page_max: int = Field(default=2000, gt=0)
+    # --- The page's pictures (issue 18). Drawn in this many worker processes (started at the first
+    # picture, at a lower priority than the server), each in at most `picture_timeout_s` (then the
+    # worker is replaced and the answer is 503 `unavailable`). An SVG over `picture_max_bytes` is not
+    # made (503). Both refusals are remembered for that page and version.
+    picture_processes: int = Field(default=1, gt=0)
+    picture_timeout_s: float = Field(default=20.0, gt=0)
+    picture_max_bytes: int = Field(default=4 * 1024**2, gt=0)
+    # Bytes of pictures kept in memory (gzipped SVGs and PNGs), least recently used forgotten first.
+    picture_cache_bytes: int = Field(default=32 * 1024**2, ge=0)
+    # Picture GETs (SVG and PNG, 304s too) per client address: a token bucket of this rate and burst;
+    # over it, 429 `rate_limited`. Tests whose clients share one address lift it.
+    pictures_per_address_per_second: float = Field(default=2.0, gt=0)
+    picture_burst: int = Field(default=20, gt=0)
 
 
 class PushSettings(BaseSettings):

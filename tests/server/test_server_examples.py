@@ -1,5 +1,5 @@
 """The runnable examples in the docstrings of the picture, push (notices, endpoints, messages), page-view,
-link-preview and transport modules."""
+link-preview, transport, cache and schema modules."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ pytestmark = pytest.mark.skipif(sys.flags.optimize >= 2, reason="python -OO stri
 
 MODULES = [
     "dotfight.server.picture",
+    "dotfight.server.picture_worker",
+    "dotfight.server.cache",
+    "dotfight.server.schemas",
     "dotfight.server.push",
     "dotfight.server.push_endpoint",
     "dotfight.server.push_message",

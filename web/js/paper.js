@@ -4,6 +4,15 @@
 
 export const INK = { blue: "#1d3a9e", red: "#c3262d" };
 const PAPER = { sheet: "#fbf6e9", rule: "rgba(96, 146, 205, 0.38)", margin: "rgba(214, 70, 70, 0.55)" };
+// Whatever the rules, a drawing's work is a constant plus a part linear in the ink and soldiers (the
+// same numbers as the server's picture.py). Ruled lines are a 26th of the width apart, and a page
+// within the new-page limits (its long side at most 20 times its short side) has at most 520 of them;
+// a taller page (stored before the limits) gets 520 spread over its height.
+const RULES_ACROSS = 26;
+export const MAX_RULED_LINES = 520;
+// Points of one stroke besides its own corners (a preset's longest line has a few hundred): a longer
+// stroke, or a huge ring, is sampled further apart.
+export const MAX_STROKE_SAMPLES = 1024;
 
 /** Returns a deterministic generator of numbers in [0, 1) for a seed (mulberry32). */
 function rng(seed) {
@@ -38,11 +47,13 @@ function smoothNoise(seed) {
 export function drawPaper(ctx, width, height, { margin = true } = {}) {
   ctx.fillStyle = PAPER.sheet;
   ctx.fillRect(0, 0, width, height);
-  const gap = width / 26;
+  const gap = Math.max(width / RULES_ACROSS, height / MAX_RULED_LINES);
   ctx.strokeStyle = PAPER.rule;
   ctx.lineWidth = 1.6;
   ctx.beginPath();
-  for (let y = gap * 2.5; y < height; y += gap) {
+  // Counted, not only `y < height`: a gap too small to move y on would never end otherwise.
+  let y = gap * 2.5;
+  for (let n = 0; n < MAX_RULED_LINES && y < height; n++, y += gap) {
     ctx.moveTo(0, y);
     ctx.lineTo(width, y);
   }
@@ -56,10 +67,14 @@ export function drawPaper(ctx, width, height, { margin = true } = {}) {
   ctx.stroke();
 }
 
-/** Resamples a polyline into points about `step` apart, each with its distance `d` from the start. */
+/**
+ * Resamples a polyline into points about `step` apart (further apart on a line longer than
+ * MAX_STROKE_SAMPLES steps), each with its distance `d` from the start.
+ */
 function resample(points, step = 6) {
   const out = [];
   if (!points.length) return out;
+  step = Math.max(step, polylineLength(points) / MAX_STROKE_SAMPLES);
   let d = 0;
   out.push({ x: points[0][0], y: points[0][1], d: 0 });
   for (let i = 1; i < points.length; i++) {
@@ -205,7 +220,7 @@ export function handCircle(ctx, x, y, r, { color, seed = 1, progress = 1, width 
   const squash = 1 + (rand() - 0.5) * 0.05;
   const phase = rand() * 6.28;
   const drift = (rand() - 0.5) * 0.035;
-  const steps = Math.max(12, Math.ceil((r * sweep) / 5));
+  const steps = Math.min(MAX_STROKE_SAMPLES, Math.max(12, Math.ceil((r * sweep) / 5)));
   const pts = [];
   for (let i = 0; i <= steps; i++) {
     const a = start + (sweep * i) / steps;

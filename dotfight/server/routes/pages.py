@@ -20,7 +20,14 @@ from dotfight.server.deps import (
 )
 from dotfight.server.errors import ApiError
 from dotfight.server.master import LogSlice
-from dotfight.server.schemas import ActionIn, ActionResult, PageCreate, PageCreated, PageSummary
+from dotfight.server.schemas import (
+    MAX_STORED_INT,
+    ActionIn,
+    ActionResult,
+    PageCreate,
+    PageCreated,
+    PageSummary,
+)
 from dotfight.server.settings import Settings
 
 router = APIRouter(prefix="/api")
@@ -99,8 +106,8 @@ async def page_snapshot(page_id: PageId, services: ServicesDep, token: ReaderTok
 async def page_log(
     page_id: PageId,
     services: ServicesDep,
-    start: Annotated[int, Query(alias="from", ge=1)] = 1,
-    limit: Annotated[int | None, Query(ge=1)] = None,
+    start: Annotated[int, Query(alias="from", ge=1, le=MAX_STORED_INT)] = 1,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_STORED_INT)] = None,
 ) -> Response:
     """Answers the page's actions with their events, in order, from version `from` (default 1), at most
     `limit` of them (default and maximum: settings), and `next`: the `from` of the following stretch,
