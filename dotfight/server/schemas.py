@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -37,27 +35,6 @@ MAX_STORED_INT = 2**31 - 1
 MoveId = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")]
 Token = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Version = Annotated[StrictInt, Field(ge=0, le=MAX_STORED_INT)]
-
-
-def parsable_url(url: str) -> str:
-    """Refuses (ValueError) a URL whose host or port cannot be read (`urlsplit` raises on `[zz]`).
-
-    >>> parsable_url("https://push.example/a")
-    'https://push.example/a'
-    >>> parsable_url("https://[zz]/x")
-    Traceback (most recent call last):
-    ...
-    ValueError: not a URL: ...
-    """
-    try:
-        parts = urlsplit(url)
-        _ = parts.hostname, parts.port
-    except ValueError as error:
-        raise ValueError(f"not a URL: {error}") from None
-    return url
-
-
-ParsableUrl = Annotated[str, AfterValidator(parsable_url)]
 
 
 def ensure_plain_json(value: object, depth: int = 0) -> None:
