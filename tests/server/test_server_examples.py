@@ -1,4 +1,4 @@
-"""The runnable examples in the docstrings of the picture, push, page-view and link-preview modules."""
+"""The runnable examples in the docstrings of the picture, push, page-view, link-preview and card modules."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ MODULES = [
     "dotfight.server.push",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
+    "dotfight.server.card",
 ]
 
 
