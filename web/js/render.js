@@ -4,6 +4,16 @@
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
 const DEFAULT_PAGE = { page_width: 1000, page_height: 1400, dot_radius: 7 };
+// A busy page kept readable (issue 21, item 10): a crossed-out soldier's dot and cross are drawn
+// fainter than a living one's, a living soldier sits on a small clearing of paper (this many dot
+// radii) over the lines that cross him, and lines older than the last turn are drawn fainter (the
+// last turn's a little wider).
+const CROSSED_DOT_ALPHA = 0.18;
+const CROSS_ALPHA = 0.5;
+const CLEARING = 1.5;
+const OLDER_INK_ALPHA = 0.5;
+const LAST_TURN_WIDTH = 1.15;
+const PAPER = "#fbf6e9";
 
 export class Renderer {
   /** Creates a renderer on a canvas; call resize() before the first draw. */
@@ -184,8 +194,11 @@ export class Renderer {
     const m = this.model;
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
+    const recent = lastTurnFrom(m.ink, inkCount);
     const v = this.view;
-    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
+    // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
+    // lines it leaves are drawn again, fainter (the layer is rebuilt; a batch's snapshot rebuilds it anyway).
+    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}|${recent}`;
     if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -199,7 +212,7 @@ export class Renderer {
     }
     this.pageTransform(ctx);
     const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
+    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
     this.layerInk = inkCount;
   }
 
@@ -230,14 +243,23 @@ export class Renderer {
       if (ink) drawInk(ctx, ink, o.liveInk.index, o.liveInk.upTo, [...m.bases.values()]);
     }
     const moved = o.positions || new Map();
-    for (const s of m.soldiers.values()) {
-      if (o.hideSoldiers && o.hideSoldiers.has(s.id)) continue;
+    // The crossed out first, faint, then the living over them, each on a little clean paper: on a busy
+    // page the soldiers still standing are the ones that stand out.
+    const shown = [...m.soldiers.values()].filter((s) => !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
+    for (const s of shown) {
+      if (s.alive) continue;
       const p = moved.get(s.id) || s;
-      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: s.alive ? 0.95 : 0.55 });
-      if (!s.alive && s.cross) {
+      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: CROSSED_DOT_ALPHA });
+      if (s.cross) {
         const progress = o.crossProgress && o.crossProgress.has(s.id) ? o.crossProgress.get(s.id) : 1;
-        penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: INK[s.cross.side] || INK.blue, seed: hashSeed(`x${s.id}`), progress });
+        penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: tint(s.cross.side, CROSS_ALPHA), seed: hashSeed(`x${s.id}`), progress });
       }
+    }
+    for (const s of shown) {
+      if (!s.alive) continue;
+      const p = moved.get(s.id) || s;
+      drawClearing(ctx, p.x, p.y, r.dot_radius * CLEARING);
+      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
     }
     if (o.selected) drawSelected(ctx, o.selected, r.dot_radius);
     if (o.aim) drawAim(ctx, o.aim);
@@ -302,10 +324,35 @@ function drawBase(ctx, b) {
   handCircle(ctx, b.x, b.y, b.r, { color: INK[b.side], seed: hashSeed(b.id) });
 }
 
-function drawInk(ctx, ink, index, upTo = Infinity, bases = null) {
+function drawInk(ctx, ink, index, upTo = Infinity, bases = null, older = false) {
   // A snipe thins a little at each wall it crosses; a lunge shows its walls as kinks already.
   const thinAt = ink.kind === "snipe" && bases ? circleCrossings(ink.points, bases) : [];
-  penStroke(ctx, ink.points, { color: INK[ink.side], seed: hashSeed(`ink${index}`), upTo, width: ink.kind === "lunge" ? 2.8 : 3.4, thinAt });
+  const color = older ? tint(ink.side, OLDER_INK_ALPHA) : INK[ink.side];
+  const width = (ink.kind === "lunge" ? 2.8 : 3.4) * (older ? 1 : LAST_TURN_WIDTH);
+  penStroke(ctx, ink.points, { color, seed: hashSeed(`ink${index}`), upTo, width, thinAt });
+}
+
+/**
+ * The index of the first of the last turn's lines among the first `count` lines of ink: the last
+ * line's side's unbroken run at the end (turns alternate sides; a bonus flick or a chain adds to
+ * its own turn's run).
+ */
+export function lastTurnFrom(ink, count) {
+  let i = count;
+  const side = count > 0 ? ink[count - 1].side : null;
+  while (i > 0 && ink[i - 1].side === side) i--;
+  return i;
+}
+
+function drawClearing(ctx, x, y, r) {
+  // A little clean paper round a living soldier: the lines crossing him stop short of his dot.
+  ctx.save();
+  ctx.globalAlpha = 0.75;
+  ctx.fillStyle = PAPER;
+  ctx.beginPath();
+  ctx.arc(x, y, r, 0, Math.PI * 2);
+  ctx.fill();
+  ctx.restore();
 }
 
 function drawHalf(ctx, r, side) {
