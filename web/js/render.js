@@ -14,6 +14,7 @@ const CLEARING = 1.5;
 const OLDER_INK_ALPHA = 0.5;
 const LAST_TURN_WIDTH = 1.15;
 const PAPER = "#fbf6e9";
+const DESK = "#e9e2d0";
 
 export class Renderer {
   /** Creates a renderer on a canvas; call resize() before the first draw. */
@@ -36,6 +37,10 @@ export class Renderer {
     // as it was when it touched down, and any resize waits until the finger lifts.
     this.frozen = null;
     this.pendingFit = null;
+    // The first draw is the costliest frame (both canvases get their pixels, the pen's code is cold):
+    // it is spread over this many frames before the whole first one, each its own short task
+    // (Lighthouse's total blocking time on a page in play; issue 21, item 13).
+    this.warmUp = 2;
   }
 
   get rules() {
@@ -202,7 +207,7 @@ export class Renderer {
     if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
-      ctx.fillStyle = "#e9e2d0";
+      ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.layer.width, this.layer.height);
       this.pageTransform(ctx);
       drawPaper(ctx, w, h);
@@ -216,9 +221,13 @@ export class Renderer {
     this.layerInk = inkCount;
   }
 
-  /** Draws the whole frame now. */
+  /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
   draw() {
     if (!this.model || !this.canvas.width) return;
+    if (this.warmUp > 0) {
+      this.warmStep();
+      return;
+    }
     this.refreshLayer();
     const ctx = this.ctx;
     const o = this.overlay;
@@ -266,6 +275,20 @@ export class Renderer {
     if (o.sending) drawSending(ctx, o.sending);
     if (o.penTip) drawPenTip(ctx, o.penTip);
     if (o.loupe) this.drawLoupe(o.loupe);
+  }
+
+  /** One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer is made. */
+  warmStep() {
+    if (this.warmUp === 2) {
+      const ctx = this.ctx;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.fillStyle = DESK;
+      ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    } else {
+      this.refreshLayer();
+    }
+    this.warmUp -= 1;
+    this.requestDraw();
   }
 
   /**
