@@ -7,15 +7,22 @@ from typing import Any
 
 import httpx
 
-from tests.support.pages import page_ready_to_play
+from tests.support.pages import READY_ACTIONS
 
 
-def busy_page(base: str, lines: int = 56, preset: str = "quick") -> tuple[str, str]:
-    """Plays a pass-one-phone page over HTTP until it holds `lines` lines of ink (each flick aimed near,
-    not at, the nearest enemy, so that most miss and many stand); returns its id and seat token."""
+def busy_page(base: str, lines: int = 56, preset: str = "quick", seed: str = "b05e") -> tuple[str, str]:
+    """Plays a pass-one-phone page (of a fixed seed: the same page every run) over HTTP until it holds
+    `lines` lines of ink (each flick aimed near, not at, the nearest enemy, so that most miss and many
+    stand); returns its id and seat token."""
     with httpx.Client(base_url=base, timeout=10) as http:
-        page_id, token = page_ready_to_play(http, preset)
+        created = http.post("/api/pages", json={"preset": preset, "mode": "local", "seed": seed}).json()
+        page_id, token = created["id"], created["seats"]["blue"]
         auth = {"Authorization": f"Bearer {token}"}
+        for version, action in enumerate(READY_ACTIONS):
+            res = http.post(
+                f"/api/pages/{page_id}/actions", json={"action": action, "version": version}, headers=auth
+            )
+            assert res.status_code == 200, res.text
         for turn in range(lines * 3):
             snap: dict[str, Any] = http.get(f"/api/pages/{page_id}").json()
             if snap["phase"] != "play" or len(snap["ink"]) >= lines:

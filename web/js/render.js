@@ -1,5 +1,6 @@
-// Draws the page on one canvas: a cached layer (paper, bases, finished ink) and, every frame, what
-// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers).
+// Draws the page on one canvas: a cached layer (paper, bases, the finished ink older than the last
+// turn) and, every frame, the last turn's lines and what moves (soldiers, crosses, the line being
+// drawn, the pen tip, aim and setup helpers).
 
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
@@ -198,13 +199,13 @@ export class Renderer {
   refreshLayer() {
     const m = this.model;
     const ctx = this.layerCtx;
-    const inkCount = this.finishedInkCount();
-    const recent = lastTurnFrom(m.ink, inkCount);
+    // The layer holds the finished lines older than the last turn, drawn fainter; the last turn's are
+    // drawn over it every frame at full strength. When a turn ends, its lines join the layer (fainter)
+    // without redrawing the rest.
+    const older = lastTurnFrom(m.ink, this.finishedInkCount());
     const v = this.view;
-    // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
-    // lines it leaves are drawn again, fainter (the layer is rebuilt; a batch's snapshot rebuilds it anyway).
-    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}|${recent}`;
-    if (key !== this.layerKey || inkCount < this.layerInk) {
+    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
+    if (key !== this.layerKey || older < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
@@ -217,8 +218,8 @@ export class Renderer {
     }
     this.pageTransform(ctx);
     const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
-    this.layerInk = inkCount;
+    for (let i = this.layerInk; i < older; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, true);
+    this.layerInk = older;
   }
 
   /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
@@ -236,6 +237,12 @@ export class Renderer {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.layer, 0, 0);
     this.pageTransform(ctx);
+    // The last turn's finished lines, over the older ones, at full strength.
+    const finished = this.finishedInkCount();
+    if (this.layerInk < finished) {
+      const bases = [...m.bases.values()];
+      for (let i = this.layerInk; i < finished; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
+    }
 
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
@@ -264,12 +271,9 @@ export class Renderer {
         penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: tint(s.cross.side, CROSS_ALPHA), seed: hashSeed(`x${s.id}`), progress });
       }
     }
-    for (const s of shown) {
-      if (!s.alive) continue;
-      const p = moved.get(s.id) || s;
-      drawClearing(ctx, p.x, p.y, r.dot_radius * CLEARING);
-      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
-    }
+    const living = shown.filter((s) => s.alive).map((s) => ({ s, p: moved.get(s.id) || s }));
+    drawClearings(ctx, living.map(({ p }) => p), r.dot_radius * CLEARING);
+    for (const { s, p } of living) penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
     if (o.selected) drawSelected(ctx, o.selected, r.dot_radius);
     if (o.aim) drawAim(ctx, o.aim);
     if (o.sending) drawSending(ctx, o.sending);
@@ -367,13 +371,17 @@ export function lastTurnFrom(ink, count) {
   return i;
 }
 
-function drawClearing(ctx, x, y, r) {
-  // A little clean paper round a living soldier: the lines crossing him stop short of his dot.
+function drawClearings(ctx, points, r) {
+  // A little clean paper round each living soldier, so the lines crossing him stop short of his dot
+  // (one path, one fill: it is drawn every frame).
   ctx.save();
   ctx.globalAlpha = 0.75;
   ctx.fillStyle = PAPER;
   ctx.beginPath();
-  ctx.arc(x, y, r, 0, Math.PI * 2);
+  for (const p of points) {
+    ctx.moveTo(p.x + r, p.y);
+    ctx.arc(p.x, p.y, r, 0, Math.PI * 2);
+  }
   ctx.fill();
   ctx.restore();
 }
