@@ -1,6 +1,5 @@
-// Draws the page on one canvas: a cached layer (paper, bases, the finished ink older than the last
-// turn) and, every frame, the last turn's lines and what moves (soldiers, crosses, the line being
-// drawn, the pen tip, aim and setup helpers).
+// Draws the page on one canvas: a cached layer (paper, bases, finished ink) and, every frame, what
+// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers).
 
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
@@ -28,6 +27,7 @@ export class Renderer {
     this.overlay = {};
     this.layerKey = "";
     this.layerInk = 0;
+    this.layerRecent = 0;
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
@@ -199,13 +199,18 @@ export class Renderer {
   refreshLayer() {
     const m = this.model;
     const ctx = this.layerCtx;
-    // The layer holds the finished lines older than the last turn, drawn fainter; the last turn's are
-    // drawn over it every frame at full strength. When a turn ends, its lines join the layer (fainter)
-    // without redrawing the rest.
-    const older = lastTurnFrom(m.ink, this.finishedInkCount());
+    const inkCount = this.finishedInkCount();
+    const o = this.overlay;
     const v = this.view;
-    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
-    if (key !== this.layerKey || older < this.layerInk) {
+    // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
+    // lines it leaves are drawn again, fainter — the layer is rebuilt, the costliest frame, so not while
+    // anything moves: until the page is still, a turn just ended keeps its lines strong.
+    const recentNow = lastTurnFrom(m.ink, inkCount);
+    const moving = !!(o.liveInk || o.drawingBase || (o.crossProgress && o.crossProgress.size) || (o.positions && o.positions.size));
+    const recent = moving && recentNow >= this.layerRecent ? this.layerRecent : recentNow;
+    this.layerRecent = recent;
+    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}|${recent}`;
+    if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
@@ -218,8 +223,8 @@ export class Renderer {
     }
     this.pageTransform(ctx);
     const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < older; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, true);
-    this.layerInk = older;
+    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
+    this.layerInk = inkCount;
   }
 
   /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
@@ -237,12 +242,6 @@ export class Renderer {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.layer, 0, 0);
     this.pageTransform(ctx);
-    // The last turn's finished lines, over the older ones, at full strength.
-    const finished = this.finishedInkCount();
-    if (this.layerInk < finished) {
-      const bases = [...m.bases.values()];
-      for (let i = this.layerInk; i < finished; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
-    }
 
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
@@ -373,7 +372,7 @@ export function lastTurnFrom(ink, count) {
 
 function drawClearings(ctx, points, r) {
   // A little clean paper round each living soldier, so the lines crossing him stop short of his dot
-  // (one path, one fill: it is drawn every frame).
+  // (one path, one fill: it is drawn every frame; overlapping clearings are not paler for it).
   ctx.save();
   ctx.globalAlpha = 0.75;
   ctx.fillStyle = PAPER;
