@@ -157,6 +157,8 @@ export class ReplayScreen {
 
   update() {
     this.scrub.value = String(this.at);
+    // How far the scrubber's line is inked over (app.css).
+    this.scrub.style.setProperty("--at", `${(100 * this.at) / Math.max(1, this.entries.length)}%`);
     this.playBtn.textContent = this.playing ? "Pause" : "Play";
     this.speedBtn.textContent = `${this.speed}×`;
     const m = this.model;
