@@ -72,8 +72,9 @@ def _text(x: float, y: float, size: float, colour: str, words: str, weight: str 
     )
 
 
-def card_svg(state: State, page_id: str, words: CardWords) -> str:
-    """Draws the preview card of a page in this state: the whole page left, its score right.
+def card_svg(state: State, page_id: str, words: CardWords, *, max_bytes: int | None = None) -> str:
+    """Draws the preview card of a page in this state: the whole page left, its score right (with
+    `max_bytes`, the page inside it is bounded as `page_svg` bounds it).
 
     >>> from dotfight.engine import RuleSet, apply, new_page
     >>> state, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
@@ -85,7 +86,7 @@ def card_svg(state: State, page_id: str, words: CardWords) -> str:
     """
     width, height = CARD_SIZE
     box_w, box_h = PAGE_BOX
-    page = _nested_page(page_svg(state, page_id), MARGIN, MARGIN, box_w, box_h)
+    page = _nested_page(page_svg(state, page_id, max_bytes=max_bytes), MARGIN, MARGIN, box_w, box_h)
     left = MARGIN * 2 + box_w + 24
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
