@@ -244,7 +244,8 @@ def build_ladder_report(ladder: Ladder, scores: Sequence[Score], steps: Sequence
     ratings.sort(key=lambda row: -float(row["rating"]))  # type: ignore[arg-type]
     pairs = []
     for s in scores:
-        share = wilson(s.wins_a * 2 + s.draws, s.pages * 2)  # draws as half a page each way
+        # A draw is half a page each way; the interval counts half the draws (rounded down) as a's.
+        share = wilson(s.wins_a + s.draws // 2, s.pages)
         pairs.append(
             {
                 "a": s.a,

@@ -17,6 +17,7 @@ from dotfight.lab.cli import adjacent_pairs, ladder_players
 from dotfight.lab.cli import run as lab_run
 from dotfight.lab.ladder import ELO, Ladder, Score, build_ladder_report, expected_score, fit, run_ladder
 from dotfight.lab.ladder_table import ladder_markdown
+from dotfight.lab.stats import wilson
 
 PLANTED = {"novice": 0.0, "a": 180.0, "b": 420.0, "c": 650.0, "random": -350.0}
 
@@ -75,6 +76,18 @@ def test_a_step_interval_uses_the_covariance_of_the_two_ratings() -> None:
         result.interval("a")[1] - result.interval("a")[0]
     )
     assert 0 < high - low < side_by_side
+
+
+def test_each_pair_is_reported_with_its_wilson_interval_beside_the_fitted_share() -> None:
+    ladder = Ladder(players=("novice", "easy"), games=200)
+    report = build_ladder_report(ladder, [Score("novice", "easy", 52, 147, 1)], ("novice", "easy"))
+    (pair,) = report["pairs"]
+    assert pair["score_a"]["value"] == pytest.approx(52.5 / 200)
+    assert (pair["score_a"]["low"], pair["score_a"]["high"]) == (
+        wilson(52, 200)["low"],
+        wilson(52, 200)["high"],
+    )
+    assert pair["fitted_a"] == pytest.approx(expected_score(-report["ratings"][0]["rating"]), abs=1e-3)
 
 
 def test_a_ladder_without_the_novice_is_anchored_on_its_first_player() -> None:
@@ -160,3 +173,35 @@ def test_the_ladder_command_refuses_what_it_cannot_play(
     err = capsys.readouterr().err
     assert "lab: bad_request:" in err and message in err.replace("\n", " ")
     assert not out.exists()
+
+
+# The ladder's own measuring run (docs/LAB.md, "The ladder"):
+# `dotfight lab ladder --preset quick --games 200 --seed 2026 --adjacent`.
+LADDER_RUN = {"preset": "quick", "games": 200, "seed": 2026}
+EVEN_STEP = (150.0, 300.0)
+FAIR_FOOT = (0.40, 0.60)
+
+
+@pytest.mark.slow
+def test_the_levels_stand_in_even_steps_above_a_foot_a_new_player_can_beat(
+    request: pytest.FixtureRequest,
+) -> None:
+    from dotfight.bot import STRENGTHS
+    from dotfight.lab.runner import default_workers
+    from tests.bot.test_lab_calibration import asked_for_slow
+
+    if not asked_for_slow(request.config):
+        pytest.skip("slow: the ladder runs with `-m slow`")
+    players = ladder_players(None)
+    ladder = Ladder(players=players, only=adjacent_pairs(players), **LADDER_RUN)  # type: ignore[arg-type]
+    scores = run_ladder(ladder, workers=default_workers())
+    report = build_ladder_report(ladder, scores, ("novice", *STRENGTHS))
+    print(ladder_markdown(report))  # the figures docs/LAB.md quotes (`-rP` shows them)
+    lowest = next(iter(STRENGTHS))
+    foot = next(s for s in scores if {s.a, s.b} == {"novice", lowest})
+    share = (foot.points_a if foot.a == lowest else foot.pages - foot.points_a) / foot.pages
+    assert FAIR_FOOT[0] <= share <= FAIR_FOOT[1], f"{lowest} scores {share:.3f} against the novice model"
+    steps = {(row["lower"], row["upper"]): row["elo"] for row in report["steps"] if row["lower"] != "novice"}
+    assert list(steps) == list(pairwise(STRENGTHS))
+    uneven = {pair: elo for pair, elo in steps.items() if not EVEN_STEP[0] <= elo <= EVEN_STEP[1]}
+    assert not uneven, f"steps outside {EVEN_STEP} Elo: {uneven}"
