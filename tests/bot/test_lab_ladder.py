@@ -205,3 +205,28 @@ def test_the_levels_stand_in_even_steps_above_a_foot_a_new_player_can_beat(
     assert list(steps) == list(pairwise(STRENGTHS))
     uneven = {pair: elo for pair, elo in steps.items() if not EVEN_STEP[0] <= elo <= EVEN_STEP[1]}
     assert not uneven, f"steps outside {EVEN_STEP} Elo: {uneven}"
+
+
+def test_the_examples_in_the_ladder_and_progress_docstrings_pass() -> None:
+    import doctest
+
+    from dotfight.lab import ladder, progress
+
+    for module in (ladder, progress):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_plain_progress_lines_are_spaced_by_the_clock_and_the_last_is_always_written() -> None:
+    import io
+
+    from dotfight.lab.progress import PlainProgress
+
+    ticks = iter([0.0, 1.0, 2.0, 40.0, 41.0])
+    out = io.StringIO()
+    lines = PlainProgress("ladder", 10, out, every=30.0, clock=lambda: next(ticks))
+    for _ in range(3):
+        lines.advance(3)  # at 1 s and 2 s: too soon; at 40 s: a line
+    assert out.getvalue() == "ladder: 9 / 10 pages, 0.2 pages/s, 0:04 left\n"
+    lines.advance(1)  # complete at 41 s: written at once
+    assert out.getvalue().splitlines()[-1] == "ladder: 10 / 10 pages, 0.2 pages/s, 0:00 left"
