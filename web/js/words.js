@@ -6,10 +6,10 @@ export const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawoo
 // Dawood-bot's levels, lowest first, each with its line for the cover: one policy, deeper search and a
 // steadier hand at each step (docs/BOT.md, "Strengths"; the ladder in docs/LAB.md measures the steps).
 export const BOT_LEVELS = [
-  ["beginner", "Flicks the first good-looking shot with a shaky hand: beat it by playing carefully."],
-  ["easy", "Takes what looks best at a glance, with an unsteady hand."],
-  ["steady", "Checks two flicks on the dice before it moves; a steadier hand."],
-  ["normal", "Weighs four flicks on the dice; a careful person's hand."],
+  ["beginner", "Flicks what looks best at a glance, often misjudged, with a shaky hand: beat it by playing carefully."],
+  ["easy", "Flicks what looks best at a glance, with an unsteady hand."],
+  ["steady", "Weighs four flicks on the dice before it moves; its hand still wobbles."],
+  ["normal", "Weighs four flicks on the dice, with a careful person's hand."],
   ["hard", "Weighs them on four times the dice and flicks exactly where it aims."],
 ];
 
