@@ -13,6 +13,7 @@ from .flick import fullness, link_shake, man_shake, power, reach, steadiness, wa
 from .geometry import START_EPS, edge_distance
 from .rng import normal
 from .state import State, evolve_soldiers
+from .struck import strike
 from .values import Chain, Cross, Event, Ink, Soldier, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event, wiped_out
 
@@ -126,15 +127,8 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
             turn_by = spread * z if spread else 0.0  # no "-0.0" on the wire
             along.append({"type": "wall", "base": base.id, "at": at, "fullness": full, "shake": turn_by})
         else:
-            j = i - n_bases
-            target = soldiers[j]
-            updates[j] = Soldier(target.id, target.side, target.x, target.y, False, False, cross)
-            if counted[j]:
-                garrison[home[j]] -= 1
+            along.append(strike(soldiers, i - n_bases, cross, at, updates, arrays, garrison))
             turn_by = shake_man * steady * z
-            along.append(
-                {"type": "crossed_out", "soldier": target.id, "at": at, "by": soldier_id, "cause": "lunge"}
-            )
             if not over and wiped_out(soldiers, enemy, updates):
                 enemy_wiped = True
                 over = True

@@ -11,6 +11,7 @@ from .flick import fullness, man_loss, power, reach, steadiness, wall_loss, wild
 from .geometry import START_EPS, edge_distance
 from .rng import normal
 from .state import State, evolve, evolve_soldiers
+from .struck import strike
 from .values import Cross, Event, Ink, Soldier, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event, wiped_out
 
@@ -72,10 +73,8 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     found.sort()
 
     bases = state.bases
-    home = arrays.home
-    counted = arrays.counted
     garrison = list(arrays.garrison)
-    at_back = home[index]  # the wall at your back: leaving the base he stands in is free
+    at_back = arrays.home[index]  # the wall at your back: leaving the base he stands in is free
     enemy = other_side(side)
     over = state.phase == "over"
     remaining = length
@@ -98,15 +97,8 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
             remaining *= 1.0 - loss
             along.append({"type": "wall", "base": base.id, "at": at, "fullness": full, "loss": loss})
         else:
-            j = i - n_bases
-            target = soldiers[j]
-            updates[j] = Soldier(target.id, target.side, target.x, target.y, False, False, cross)
-            if counted[j]:
-                garrison[home[j]] -= 1  # men crossed out on the way in no longer hold the far wall
+            along.append(strike(soldiers, i - n_bases, cross, at, updates, arrays, garrison))
             remaining *= keep_after_man
-            along.append(
-                {"type": "crossed_out", "soldier": target.id, "at": at, "by": soldier_id, "cause": "snipe"}
-            )
             if not over and wiped_out(soldiers, enemy, updates):
                 over = True
                 along.append(game_over_event(side, "all_crossed_out"))
