@@ -15,8 +15,9 @@ import numpy.typing as npt
 
 from dotfight.engine import RuleSet, State, flickable
 from dotfight.engine import Turn as EngineTurn
-from dotfight.engine.flick import NO_HOLDER, NO_WALL, fullness, wall_holders
+from dotfight.engine.flick import NO_HOLDER, fullness, wall_holders
 from dotfight.engine.guards import standing
+from dotfight.engine.views import BaseArrays
 
 SIDES = ("blue", "red")
 
@@ -83,22 +84,28 @@ class Board:
     garrison: IntArray  # per base: the owner's living soldiers inside
     stands: BoolArray  # per soldier: the engine's `standing` (alive, off the road)
     flickable_now: IntArray  # the engine's `flickable` of the side to act: who may flick now
+    walls: BaseArrays  # the engine's views of the bases, as `flick.wall_holders` reads them (shared)
 
     @classmethod
     def of(cls, state: State) -> Board:
-        """Reads an engine `State` (its public fields; the generator is never touched)."""
-        # Only the State's documented fields are read (its numpy caches are the engine's own business).
+        """Reads an engine `State`: its public fields, and the views the engine keeps of it for who holds
+        which wall (`state.arrays`, `state.base_arrays`: read, never written); never the generator."""
         soldiers, bases = state.soldiers, state.bases
-        soldier_side = np.fromiter((s.side == "red" for s in soldiers), dtype=np.int64, count=len(soldiers))
+        n = len(soldiers)
+        sides = [s.side for s in soldiers]
+        soldier_side = np.fromiter((side == "red" for side in sides), dtype=np.int64, count=n)
         xy = np.array([(s.x, s.y) for s in soldiers], dtype=np.float64).reshape(-1, 2)
-        alive = np.fromiter((s.alive for s in soldiers), dtype=np.bool_, count=len(soldiers))
-        on_road = np.fromiter((s.on_road for s in soldiers), dtype=np.bool_, count=len(soldiers))
-        stands = np.fromiter((standing(s, s.side) for s in soldiers), dtype=np.bool_, count=len(soldiers))
+        alive = np.fromiter((s.alive for s in soldiers), dtype=np.bool_, count=n)
+        on_road = np.fromiter((s.on_road for s in soldiers), dtype=np.bool_, count=n)
+        stands = np.fromiter(map(standing, soldiers, sides), dtype=np.bool_, count=n)
         base_side = np.fromiter((b.side == "red" for b in bases), dtype=np.int64, count=len(bases))
         base_xy = np.array([(b.x, b.y) for b in bases], dtype=np.float64).reshape(-1, 2)
         base_r = np.fromiter((b.r for b in bases), dtype=np.float64, count=len(bases))
         base_cap = np.fromiter((b.capacity for b in bases), dtype=np.float64, count=len(bases))
-        home, garrison = locate_homes(xy, stands, soldier_side, base_xy, base_r, base_side)
+        views = state.arrays  # the engine's holders of every wall (flick.wall_holders, patched by holds)
+        held = np.array(views.counted, dtype=np.bool_)
+        home = np.where(held, np.array(views.home, dtype=np.int64), -1)
+        garrison = np.array(views.garrison, dtype=np.int64)
         actor = state.actor
         now = flickable(state, actor) if actor is not None else []
         index = state.soldier_index
@@ -124,6 +131,7 @@ class Board:
             garrison=garrison,
             stands=stands,
             flickable_now=flickable_now,
+            walls=state.base_arrays,
         )
 
     # --- who is who ---------------------------------------------------------------------------------
@@ -166,23 +174,11 @@ class Board:
 
 
 def locate_homes(
-    xy: FloatArray,
-    stands: BoolArray,
-    soldier_side: IntArray,
-    base_xy: FloatArray,
-    base_r: FloatArray,
-    base_side: IntArray,
+    xy: FloatArray, stands: BoolArray, soldier_side: IntArray, walls: BaseArrays
 ) -> tuple[IntArray, IntArray]:
-    """Finds the own base each soldier holds (-1 for none) and every base's garrison: the engine's
-    `flick.wall_holders` on the board's arrays (`stands`: the engine's `standing` per soldier)."""
-    n, b = len(xy), len(base_xy)
-    if n == 0 or b == 0:
-        return np.full(n, -1, dtype=np.int64), np.zeros(b, dtype=np.int64)
+    """Finds the own base each soldier holds (-1 for none) and every base's garrison, for soldiers
+    standing at `xy` (a board the bot imagines): the engine's `flick.wall_holders` on the engine's views
+    of the walls (`stands`: the engine's `standing` per soldier)."""
     codes = np.where(stands, soldier_side + 1, NO_HOLDER)  # SIDE_CODES: 1 blue, 2 red
-    # The walls end with the "no wall" circle wall_holders reads: everywhere, nobody's.
-    wall_x = np.append(base_xy[:, 0], 0.0)
-    wall_y = np.append(base_xy[:, 1], 0.0)
-    wall_r2 = np.append(base_r * base_r, np.inf)
-    wall_codes = np.append(base_side + 1, NO_WALL)
-    home, held, garrison = wall_holders(xy[:, 0], xy[:, 1], codes, wall_x, wall_y, wall_r2, wall_codes)
+    home, held, garrison = wall_holders(xy[:, 0], xy[:, 1], codes, walls.x, walls.y, walls.r2, walls.code)
     return np.where(held, home, -1).astype(np.int64), garrison.astype(np.int64)

@@ -135,7 +135,5 @@ def _arrive(board: Board, walkers: IntArray, dst: int) -> Board:
         xy[w] = board.base_xy[dst] + 0.4 * board.base_r[dst] * math.sqrt((k + 0.5) / n) * np.array(
             [math.cos(angle), math.sin(angle)]
         )
-    home, garrison = locate_homes(
-        xy, board.stands, board.soldier_side, board.base_xy, board.base_r, board.base_side
-    )
+    home, garrison = locate_homes(xy, board.stands, board.soldier_side, board.walls)
     return replace(board, xy=xy, home=home, garrison=garrison)

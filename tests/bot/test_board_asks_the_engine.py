@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from dotfight.bot.board import Board, locate_homes
@@ -33,24 +32,26 @@ def test_the_board_answers_as_the_engine_on_every_state_of_a_page(preset: str, s
             last_stand = living > 0 and in_last_stand(state.rules, living)
             expected = (flicks_granted(state.rules, last_stand), steadiness_in(state.rules, last_stand))
             assert flicks_of(board, side) == expected
-        if not state.bases:
-            continue
+        # Who holds which wall: the engine's views, and the same answer worked out afresh from the
+        # board's own arrays (as the bot does for a board it imagines, sends._arrive).
         arrays = state.arrays
         homes = [home if held else -1 for home, held in zip(arrays.home, arrays.counted, strict=True)]
-        assert board.home.tolist() == homes
-        assert board.garrison.tolist() == arrays.garrison
+        assert board.home.tolist() == homes and board.garrison.tolist() == arrays.garrison
+        home, garrison = locate_homes(board.xy, board.stands, board.soldier_side, board.walls)
+        assert home.tolist() == homes and garrison.tolist() == arrays.garrison
         assert board.fullness().tolist() == [state.fullness(b) for b in state.bases]
 
 
-def test_locate_homes_with_nobody_or_no_base_holds_nothing() -> None:
-    empty = np.zeros((0, 2))
-    home, garrison = locate_homes(
-        empty, np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.array([[0.0, 0.0]]),
-        np.array([10.0]), np.array([0]),
-    )  # fmt: skip
-    assert home.tolist() == [] and garrison.tolist() == [0]
-    home, garrison = locate_homes(
-        np.array([[0.0, 0.0]]), np.array([True]), np.array([0]), np.zeros((0, 2)), np.zeros(0),
-        np.zeros(0, dtype=np.int64),
-    )  # fmt: skip
-    assert home.tolist() == [-1] and garrison.tolist() == []
+def test_an_imagined_board_s_holders_follow_its_men() -> None:
+    state = next(
+        s for s in play_page(RuleSet.preset("quick"), 4, random.Random(4)).states if s.phase == "play"
+    )
+    board = Board.of(state)
+    blue_base = int(board.bases_of("blue")[0])
+    walker = int(board.standing("blue")[0])
+    xy = board.xy.copy()
+    xy[walker] = board.base_xy[blue_base]  # he walks to the middle of blue's first base
+    home, garrison = locate_homes(xy, board.stands, board.soldier_side, board.walls)
+    assert home[walker] == blue_base
+    before = board.garrison[blue_base] - (board.home[walker] == blue_base)
+    assert garrison[blue_base] == before + 1
