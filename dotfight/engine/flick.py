@@ -11,6 +11,7 @@ soldier and wall at once (the engine's views and the bot's board both ask it).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
@@ -114,10 +115,16 @@ def holds(soldier: Soldier, base: Base) -> bool:
     return standing(soldier, base.side) and base.contains(soldier.x, soldier.y)
 
 
-def holder_code(soldier: Soldier) -> int:
-    """Returns the code `wall_holders` reads for the soldier: his side's while he stands, else
-    `NO_HOLDER` (`holds`' standing part, asked once per soldier)."""
-    return SIDE_CODES[soldier.side] if standing(soldier, soldier.side) else NO_HOLDER
+def holder_codes(soldiers: Iterable[Soldier]) -> list[int]:
+    """Returns the code `wall_holders` reads for each soldier: his side's (`SIDE_CODES`) while he stands,
+    else `NO_HOLDER` (`holds`' standing part, asked once per soldier).
+
+    >>> from dotfight.engine import Soldier
+    >>> holder_codes([Soldier("b1s1", "blue", 0, 0), Soldier("b2s1", "red", 0, 0, alive=False)])
+    [1, 3]
+    """
+    codes = SIDE_CODES
+    return [codes[s.side] if standing(s, s.side) else NO_HOLDER for s in soldiers]
 
 
 def wall_holders(
@@ -132,7 +139,7 @@ def wall_holders(
     """`holds` for every soldier and wall at once: returns `home` (the first wall enclosing each
     soldier's centre, by the same sums as `Base.contains`), whether he holds it, and each wall's garrison.
 
-    The soldiers' `codes` are `holder_code`'s; the walls' are their sides' (`SIDE_CODES`), and the walls
+    The soldiers' `codes` are `holder_codes`'; the walls' are their sides' (`SIDE_CODES`), and the walls
     end with a "no wall" circle enclosing every point (`wall_r2` inf, code `NO_WALL`): `home` is its index
     (the number of bases) for a soldier no wall encloses. Few, larger numpy steps: a small one costs ~1 µs.
 

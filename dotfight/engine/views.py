@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from .flick import NO_WALL, SIDE_CODES, holder_code, holds, wall_holders
+from .flick import NO_WALL, SIDE_CODES, holder_codes, holds, wall_holders
 from .geometry import circles_near_line, quadratic_roots
 from .values import Soldier
 
@@ -134,7 +134,7 @@ class Arrays:
         all_y = new.all_y = np.array(ys, dtype=np.float64)
         new.all_r2 = fixed.all_r2
         new.r2s = fixed.r2s
-        codes = np.array([holder_code(s) for s in soldiers], dtype=np.int8)
+        codes = np.array(holder_codes(soldiers), dtype=np.int8)
         home, counted, garrison = wall_holders(
             all_x[n_bases:], all_y[n_bases:], codes, fixed.x, fixed.y, fixed.r2, fixed.code
         )

@@ -28,7 +28,7 @@ from dotfight.engine.flick import (
     SIDE_CODES,
     flicks_granted,
     fullness,
-    holder_code,
+    holder_codes,
     holds,
     steadiness,
     steadiness_in,
@@ -101,11 +101,10 @@ def test_wall_holders_counts_a_man_on_the_wall_as_inside_as_base_contains_does()
     assert not red[1].any() and not down[1].any()
 
 
-def test_holder_code_is_standing_with_the_soldier_s_side() -> None:
+def test_holder_codes_are_standing_with_the_soldier_s_side() -> None:
     page = played("quick", 2).final
-    for soldier in page.soldiers:
-        expected = SIDE_CODES[soldier.side] if standing(soldier, soldier.side) else NO_HOLDER
-        assert holder_code(soldier) == expected
+    expected = [SIDE_CODES[s.side] if standing(s, s.side) else NO_HOLDER for s in page.soldiers]
+    assert holder_codes(page.soldiers) == expected and NO_HOLDER in expected
 
 
 def test_fullness_is_one_formula_for_a_number_and_for_arrays() -> None:
