@@ -89,21 +89,16 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
         to_edge = edge_distance(px, py, ux, uy, width, height)
         limit = min(remaining, to_edge)
         best: tuple[float, int, int] | None = None
-        for i, near, far in arrays.crossings(px, py, ux, uy):
+        for i, near, far in arrays.crossings(px, py, ux, uy, side):
             if i < n_bases:
                 distance = near if near > START_EPS else far
                 if distance <= START_EPS or distance > limit:
                     continue  # the wall he stands on right now is not a new crossing
                 key = (distance, _WALL, i)
             else:
-                j = i - n_bases
-                target = soldiers[j]
-                if not target.alive or target.side == side or j in updates or far < 0.0:
-                    continue
-                distance = near if near > 0.0 else 0.0
-                if distance > limit:
-                    continue
-                key = (distance, _MAN, i)
+                if i - n_bases in updates or near > limit:
+                    continue  # crossed out earlier in this run, or beyond it
+                key = (near, _MAN, i)
             if best is None or key < best:
                 best = key
         if best is None:

@@ -58,18 +58,13 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     n_bases = arrays.n_bases
     soldiers = state.soldiers
     found: list[tuple[float, int, int]] = []
-    for i, near, far in arrays.crossings(px, py, ux, uy):
+    for i, near, far in arrays.crossings(px, py, ux, uy, side):
         if i < n_bases:
             for crossing in (near, far):
                 if START_EPS < crossing <= limit:
                     found.append((crossing, _WALL, i))
-        else:
-            target = soldiers[i - n_bases]
-            if not target.alive or target.side == side or far < 0.0:
-                continue
-            entry = near if near > 0.0 else 0.0
-            if entry <= limit:
-                found.append((entry, _MAN, i))
+        elif near <= limit:
+            found.append((near, _MAN, i))
     found.sort()
 
     bases = state.bases

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from .flick import NO_WALL, SIDE_CODES, holder_codes, holds, wall_holders
 from .geometry import circles_near_line, quadratic_roots
-from .values import Soldier
+from .values import Side, Soldier
 
 if TYPE_CHECKING:  # views are made from a state, which caches them
     from .state import State
@@ -90,34 +90,48 @@ class Arrays:
     garrison: list[int]
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
 
-    def crossings(self, px: float, py: float, ux: float, uy: float) -> list[tuple[int, float, float]]:
-        """Returns `(i, near, far)` for every circle the whole line through P along u meets: circle i
-        (bases first, then soldiers' dots) between the distances `near` and `far` along the line (either
-        may be behind P). A line only touching a wall does not cross it and is left out; one touching a
-        dot meets him (near == far).
+    def crossings(
+        self, px: float, py: float, ux: float, uy: float, side: Side
+    ) -> list[tuple[int, float, float]]:
+        """Returns `(i, near, far)` for every circle a flick of `side` along the line through P along u
+        meets: circle i (bases first, then soldiers' dots) between the distances `near` and `far`.
+
+        A wall is met where the line crosses it, either way along the line (either distance may be
+        behind P); a line only touching it does not cross it and is left out. A man is met only if he is
+        a living enemy not wholly behind P, and `near` is where the line enters his dot (0 when P is
+        inside it already); touching his dot meets him.
 
         The snipe and the lunge ask this for every straight run: numpy narrows every circle at once
         (`circles_near_line`), and the few it finds are solved exactly in Python (`quadratic_roots`).
 
         A line straight up through blue's centre base b3 (circle 2) and red's b4 (circle 3) from b3s1,
-        whose own dot (circle 22) it starts in:
+        and the first red men it meets in b4:
 
         >>> from dotfight.engine import RuleSet, apply, new_page
         >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
-        >>> page.arrays.crossings(500.0, 1050.0, 0.0, -1.0)[:3]
-        [(2, -70.0, 70.0), (3, 630.0, 770.0), (22, -7.0, 7.0)]
+        >>> page.arrays.crossings(500.0, 1050.0, 0.0, -1.0, "blue")[:4]
+        [(2, -70.0, 70.0), (3, 630.0, 770.0), (30, 693.0, 707.0), (31, 637.0, 651.0)]
         """
-        xs, ys, r2s, n_bases = self.xs, self.ys, self.r2s, self.n_bases
+        xs, ys, r2s, n_bases, soldiers = self.xs, self.ys, self.r2s, self.n_bases, self.described
         met: list[tuple[int, float, float]] = []
         for i in circles_near_line(self.all_x, self.all_y, self.all_r2, px, py, ux, uy):
+            if i >= n_bases:
+                target = soldiers[i - n_bases]
+                if not target.alive or target.side == side:
+                    continue  # crossed out already, or his own side's (the flicker's own dot among them)
             ex = px - xs[i]
             ey = py - ys[i]
             roots = quadratic_roots(ux * ex + uy * ey, ex * ex + ey * ey - r2s[i])
             if roots is None:
                 continue
             near, far = roots
-            if near == far and i < n_bases:
-                continue  # a tangent touches the wall without crossing it
+            if i < n_bases:
+                if near == far:
+                    continue  # a tangent touches the wall without crossing it
+            elif far < 0.0:
+                continue  # wholly behind P
+            else:
+                near = near if near > 0.0 else 0.0
             met.append((i, near, far))
         return met
 

@@ -141,16 +141,23 @@ def test_the_circles_a_line_meets_are_the_walls_it_crosses_and_the_dots_it_touch
         px, py = rng.uniform(0, state.rules.page_width), rng.uniform(0, state.rules.page_height)
         angle = rng.uniform(-math.pi, math.pi)
         ux, uy = math.cos(angle), math.sin(angle)
-        met = {i: (near, far) for i, near, far in arrays.crossings(px, py, ux, uy)}
+        side = rng.choice(("blue", "red"))
+        met = {i: (near, far) for i, near, far in arrays.crossings(px, py, ux, uy, side)}
         for i, base in enumerate(state.bases):
             # Circle.crossings keeps the crossings ahead of P; the line's are both ways.
             ahead = [t for t in met.get(i, ()) if t > 1e-7]
             assert ahead == Circle(base.x, base.y, base.r).crossings(px, py, ux, uy)
+        radius = state.rules.dot_radius
         for j, soldier in enumerate(state.soldiers):
             gap = abs((soldier.x - px) * uy - (soldier.y - py) * ux)  # the line's distance from his centre
-            radius = state.rules.dot_radius
-            if abs(gap - radius) > 1e-6:
-                assert (arrays.n_bases + j in met) == (gap < radius)
+            along = (soldier.x - px) * ux + (soldier.y - py) * uy
+            if abs(gap - radius) < 1e-6 or abs(along) < radius + 1e-6:
+                continue  # too near a boundary to tell by these sums
+            enemy = soldier.alive and soldier.side != side
+            assert (arrays.n_bases + j in met) == (enemy and gap < radius and along > 0)
+            if arrays.n_bases + j in met:
+                near, far = met[arrays.n_bases + j]
+                assert 0.0 < near <= far and math.isclose(near + far, 2 * along)
 
 
 def test_changes_nothing_is_asked_of_the_engine_and_the_server_asks_it() -> None:
