@@ -1,5 +1,6 @@
 """The numpy and list views of one state that the snipe and lunge hot paths read: every circle's centre
-and squared radius at once, and who holds which wall (`flick.wall_holders`, patched with `flick.holds`).
+and squared radius at once, and who holds which wall (`flick.wall_holders`, patched soldier by soldier
+as `flick.holds` asks).
 
 Views are derived, never written after they are made, and cached on the state (`State.arrays`,
 `State.base_arrays`); a later state patches its predecessor's rather than rebuilding them.
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from .flick import NO_WALL, SIDE_CODES, holder_codes, holds, wall_holders
+from .flick import NO_WALL, SIDE_CODES, holder_codes, wall_holders
 from .geometry import circles_near_line, quadratic_roots
+from .guards import standing
 from .values import Side, Soldier
 
 if TYPE_CHECKING:  # views are made from a state, which caches them
@@ -195,7 +197,8 @@ class Arrays:
             new.all_x[n_bases + j] = new.xs[n_bases + j] = soldier.x
             new.all_y[n_bases + j] = new.ys[n_bases + j] = soldier.y
             new.home[j] = home = enclosing_wall(state, soldier.x, soldier.y)
-            new.counted[j] = held = home < n_bases and holds(soldier, bases[home])
+            # `holds`, for the wall known to enclose him: he stands, for that wall's side.
+            new.counted[j] = held = home < n_bases and standing(soldier, bases[home].side)
             if held:
                 new.garrison[home] += 1
         return new
