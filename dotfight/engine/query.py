@@ -136,7 +136,9 @@ def flickable(state: State, side: Side) -> list[str]:
         if index is None or not standing(state.soldiers[index], side):
             return []
         return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
-    return [s.id for s in state.soldiers if standing(s, side)]
+    # The other side's men are passed over before `standing` is asked (it would refuse them too): half
+    # the calls on the question turn_options asks after every move.
+    return [s.id for s in state.soldiers if s.side == side and standing(s, side)]
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
