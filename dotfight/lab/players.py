@@ -30,7 +30,7 @@ from dotfight.bot.layout import next_base
 from dotfight.bot.luck import derive_seed, private_random
 from dotfight.bot.rules import legal, power_for_reach, reach
 from dotfight.engine import RuleSet, State
-from dotfight.engine.state import Base, Soldier
+from dotfight.engine.values import Base, Soldier
 
 Action = dict[str, Any]
 
