@@ -14,12 +14,10 @@ running other code refuses it, so a stale checkout on another machine cannot cha
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from dotfight.lab.config import LabConfig
@@ -59,16 +57,47 @@ class ClusterError(RuntimeError):
         return ClusterError, (self.code, str(self))
 
 
+# The lab's files a page depends on (with the engine and the bot), and those a cluster task needs too.
+PAGE_FILES = ("page.py", "config.py")
+TASK_FILES = (*PAGE_FILES, "runner.py")
+
+
+def fingerprinter(lab_files: tuple[str, ...] = PAGE_FILES) -> Callable[[], str]:
+    """The function that hashes the source of the engine, the bot and `lab_files` of the `dotfight`
+    this process imports.
+
+    It is made inside this function so that `cloudpickle` sends it to a Dask scheduler or worker by
+    value: a machine on an older checkout can run it (and be told apart) even when it lacks this module.
+    """
+
+    def fingerprint() -> str:
+        import hashlib
+        import importlib.util
+        from pathlib import Path
+
+        spec = importlib.util.find_spec("dotfight")
+        assert spec is not None and spec.origin is not None
+        root = Path(spec.origin).resolve().parent
+        digest = hashlib.blake2b(digest_size=8)
+        files = [*sorted((root / "engine").glob("*.py")), *sorted((root / "bot").glob("*.py"))]
+        files += [root / "lab" / name for name in lab_files]
+        for path in files:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()
+
+    return fingerprint
+
+
 @functools.cache
 def code_fingerprint() -> str:
-    """A hash of the source the pages depend on: the engine, the bot and the lab's page player."""
-    root = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(digest_size=8)
-    files = [*sorted((root / "engine").glob("*.py")), *sorted((root / "bot").glob("*.py"))]
-    files += [root / "lab" / "page.py", root / "lab" / "config.py"]
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    """A hash of the source the pages depend on here: the engine, the bot and the lab's page player."""
+    return fingerprinter()()
+
+
+@functools.cache
+def task_fingerprint() -> str:
+    """A hash of the source a cluster task runs: the pages' and this module (which a task unpickles)."""
+    return fingerprinter(TASK_FILES)()
 
 
 def play_chunk(config: LabConfig, indices: Sequence[int]) -> list[PageRecord]:
@@ -78,7 +107,7 @@ def play_chunk(config: LabConfig, indices: Sequence[int]) -> list[PageRecord]:
 
 def play_chunk_checked(config: LabConfig, indices: Sequence[int], code: str) -> list[PageRecord]:
     """A cluster task: plays the chunk if this worker runs the same code as the client, else refuses."""
-    mine = code_fingerprint()
+    mine = task_fingerprint()
     if mine != code:
         raise ClusterError(
             "cluster_code_mismatch",
@@ -133,6 +162,7 @@ def run_jobs(
     pages = sum(len(indices) for _, _, indices in jobs)
     if cluster is not None:
         with _connected(cluster) as client:
+            _check_code(client, task_fingerprint())
             threads = sum(client.nthreads().values())
             size = chunk_size(pages, threads, most)
             _run_on_cluster(client, _tasks(jobs, size), take)
@@ -200,20 +230,72 @@ class _connected:
             self.owned.close()
 
 
+def local_cluster(workers: int = 2) -> Any:
+    """A `distributed.LocalCluster` of single-threaded worker processes (the pages are pure Python),
+    each behind a nanny that restarts it, all on loopback: for tests and benchmarks."""
+    from distributed import LocalCluster
+
+    return LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=50,
+    )
+
+
 def _run_on_cluster(client: Any, tasks: list[Task], take: OnBatch) -> None:
     """Plays the tasks on the cluster; the scheduler replays a dead worker's tasks on another."""
     from distributed import as_completed as cluster_completed
 
-    code = code_fingerprint()
+    code = task_fingerprint()
     futures = {
         client.submit(play_chunk_checked, config, chunk, code, pure=False): key
         for key, config, chunk in tasks
     }
     try:
         for future in cluster_completed(futures):  # type: ignore[no-untyped-call]
-            take(futures[future], future.result())
+            try:
+                batch = future.result()
+            except Exception as exc:
+                if isinstance(exc, ClusterError) or not _stale_code(exc):
+                    raise
+                raise ClusterError(
+                    "cluster_code_mismatch",
+                    f"the scheduler or a worker cannot load this checkout's lab code ({exc}): install "
+                    "the same checkout on every machine, the scheduler's included",
+                ) from exc
+            take(futures[future], batch)
     finally:
         client.cancel(list(futures))  # nothing left running for a run that stopped (a no-op when done)
+
+
+def _check_code(client: Any, code: str) -> None:
+    """Refuses a cluster whose scheduler or workers run other code than this machine (a worker that
+    cannot even unpickle a task dies of it, so they are asked first, with a function sent by value)."""
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+    except TimeoutError:
+        raise ClusterError(
+            "cluster_no_workers", f"no worker joined the scheduler within {CONNECT_TIMEOUT:g} s"
+        ) from None
+    found = {"the scheduler": client.run_on_scheduler(fingerprinter(TASK_FILES))}
+    found |= client.run(fingerprinter(TASK_FILES), on_error="return")
+    stale = sorted(where for where, theirs in found.items() if theirs != code)
+    if stale:
+        raise ClusterError(
+            "cluster_code_mismatch",
+            f"{', '.join(stale)} run(s) other engine/bot/lab code than this machine: install the same "
+            "checkout on every machine, the scheduler's included",
+        )
+
+
+def _stale_code(exc: Exception) -> bool:
+    """Whether a task failed because the scheduler or a worker runs older code: it could not unpickle
+    the task (a function or module of this checkout missing there)."""
+    text = str(exc)
+    return "deserializ" in text or "Can't get attribute" in text or isinstance(exc, ModuleNotFoundError)
 
 
 def run_pages(

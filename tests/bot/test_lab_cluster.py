@@ -16,7 +16,7 @@ import dotfight.lab.runner as runner
 from dotfight.cli import main
 from dotfight.lab import LabConfig
 from dotfight.lab.page import PageRecord, play_page
-from dotfight.lab.runner import ClusterError, play_chunk_checked, run_jobs
+from dotfight.lab.runner import ClusterError, local_cluster, play_chunk_checked, run_jobs
 from dotfight.lab.sweep import Param, Sweep, run_sweep
 
 distributed = pytest.importorskip("distributed")
@@ -35,17 +35,7 @@ def as_json(done: dict[Hashable, list[PageRecord]]) -> dict[Hashable, list[dict[
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """Two single-threaded worker processes on loopback, each behind a nanny that restarts it."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=50,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
         yield client
 
 
@@ -102,11 +92,22 @@ def test_a_worker_running_other_code_refuses_the_pages(client: Any, monkeypatch:
     with pytest.raises(ClusterError) as refused:
         play_chunk_checked(small(), [0], "stale")
     assert refused.value.code == "cluster_code_mismatch"
-    monkeypatch.setattr(runner, "code_fingerprint", lambda: "the client's other code")
-    with pytest.raises(ClusterError) as remote:  # raised on a worker, brought back with its code
+    monkeypatch.setattr(runner, "task_fingerprint", lambda: "the client's other code")
+    with pytest.raises(ClusterError) as asked:  # the scheduler and every worker are asked first
         run_jobs(jobs(), cluster=client)
-    assert remote.value.code == "cluster_code_mismatch"
-    assert "install the same checkout" in str(remote.value)
+    assert asked.value.code == "cluster_code_mismatch"
+    assert "the scheduler" in str(asked.value) and "install the same checkout" in str(asked.value)
+    monkeypatch.setattr(runner, "_check_code", lambda client, code: None)
+    with pytest.raises(ClusterError) as remote:  # a late worker refuses the task itself
+        run_jobs(jobs(), cluster=client)
+    assert remote.value.code == "cluster_code_mismatch" and "fingerprint" in str(remote.value)
+
+
+def test_a_cluster_without_workers_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT", 0.5)
+    with local_cluster(0) as empty, pytest.raises(ClusterError) as refused:
+        run_jobs(jobs(), cluster=empty)
+    assert refused.value.code == "cluster_no_workers"
 
 
 def test_a_cluster_that_cannot_be_reached_is_refused(
