@@ -361,6 +361,7 @@ def _run_calibrate(args: argparse.Namespace, err: Console) -> int:
         except (ClusterError, CalibrationError) as exc:
             return _fail(err, exc)
     summary["settings"] = {**settings, "seed": args.seed, "trials": args.trials, "study": args.study}
+    summary["settings"]["pages_per_trial"] = per_trial
     if json_path is not None:
         write_json(json_path, summary)
     if not args.quiet:
