@@ -45,3 +45,43 @@ def target_band(name: str, preset: str) -> tuple[float, float] | None:
     if name == "turns":
         return BANDS_TURNS.get(preset)
     return BANDS.get(name)
+
+
+# The numbers RULES.md lets the lab calibrate ("Calibrated by the lab": what the book does not say), with
+# the range `dotfight lab calibrate` searches by default. Every other rule number is the book's own: it
+# may be searched only with `--free`, and a point found so is reported, never adopted.
+CALIBRATABLE: dict[str, tuple[float, float]] = {
+    "wildness": (0.03, 0.10),
+    "wildness_curve": (1.5, 4.5),
+    "wildness_soft": (0.0, 0.02),
+    "shake_sigmas": (1.5, 3.0),  # 3 is the clip of every draw (MAX_SHAKE_SIGMAS): its ceiling
+}
+# The pages a preset plays per calibration trial unless the target says otherwise (the slow tests' own).
+BOOK_GAMES: dict[str, int] = {"quick": 200, "dawood": 60}
+
+
+def book_target() -> dict[str, object]:
+    """The book's table as a calibration target (the `--target` file's format, docs/LAB.md): every figure
+    of Quick and the turns of Dawood's 5 × 10, each with its value, band and weight 1.
+
+    >>> target = book_target()
+    >>> sorted(target), target["dawood"]["figures"]  # type: ignore[index]
+    (['dawood', 'quick'], {'turns': {'value': 36.0, 'band': [28.8, 43.2], 'weight': 1.0}})
+    """
+
+    def figure(name: str, preset: str) -> dict[str, object]:
+        value, band = book_value(name, preset), target_band(name, preset)
+        assert value is not None and band is not None
+        return {"value": value, "band": list(band), "weight": 1.0}
+
+    return {
+        "quick": {
+            "games": BOOK_GAMES["quick"],
+            "figures": {name: figure(name, "quick") for name in (*BOOK, "turns")},
+        },
+        "dawood": {
+            "games": BOOK_GAMES["dawood"],
+            "twins": False,
+            "figures": {"turns": figure("turns", "dawood")},
+        },
+    }

@@ -4,14 +4,17 @@
         --json out.json --plot out.png --workers 2 --bot-red hard
     dotfight lab --preset quick --bot normal --red-policy snipe-only --alternate --games 200
     dotfight lab sweep --preset quick --param wildness=0.02:0.2:8 --bot normal --games 200 \
-        --plot out.png --json out.json
+        --plot out.png --json out.json [--cluster tcp://host:8786]
     dotfight lab ladder --preset quick --games 200 --json ladder.json --plot ladder.png
+    dotfight lab calibrate --target book.json --trials 30 --bot normal --alternate --seed 2026 \
+        --study calibrate.sqlite3 --json out.json --plot out.png [--free wall_loss_full=0.7:0.95]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import sys
 import time
@@ -34,7 +37,7 @@ from rich.progress import (
 from rich.text import Text
 
 from dotfight.bot import STRENGTHS
-from dotfight.engine import EngineError
+from dotfight.engine import EngineError, RuleSet
 from dotfight.engine.rules import PRESET_NAMES
 from dotfight.lab.config import (
     DEFAULT_TURN_CAP,
@@ -48,8 +51,8 @@ from dotfight.lab.ladder import ANCHOR, Ladder, build_ladder_report, run_ladder
 from dotfight.lab.ladder_table import ladder_tables
 from dotfight.lab.progress import PlainProgress
 from dotfight.lab.report import build_report
+from dotfight.lab.runner import ClusterError, default_workers, run_lab
 from dotfight.lab.runner import Progress as Tick
-from dotfight.lab.runner import default_workers, run_lab
 from dotfight.lab.sweep import Param, Sweep, run_sweep, write_json
 from dotfight.lab.table import print_report, sweep_table
 
@@ -73,9 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "mode",
         nargs="?",
-        choices=("sweep", "ladder"),
+        choices=("sweep", "ladder", "calibrate"),
         help="`sweep`: play the run at every value of --param (one, or two for a grid); `ladder`: a "
-        "round robin of every strength and the reference players, one rating each",
+        "round robin of every strength and the reference players, one rating each; `calibrate`: fit the "
+        "calibratable numbers to --target",
     )
     parser.add_argument(
         "--preset", default="classic", choices=PRESET_NAMES, help="rule preset (default classic)"
@@ -144,12 +148,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     add_ladder_arguments(parser)
+    parser.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="play the pages on a Dask cluster (a scheduler address, e.g. tcp://host:8786) instead of "
+        "--workers local processes; the same result either way",
+    )
+    add_calibrate_arguments(parser)
+
+
+def add_calibrate_arguments(parser: argparse.ArgumentParser) -> None:
+    """Registers the options of `dotfight lab calibrate` (besides --param, --state and the run's own)."""
+    parser.add_argument(
+        "--target",
+        default=None,
+        help="calibrate only: the target table (JSON: per preset, figures with value, band, weight; "
+        "default the book's own table)",
+    )
+    parser.add_argument("--trials", type=int, default=30, help="calibrate only: trials in all (default 30)")
+    parser.add_argument(
+        "--study",
+        default="calibrate.sqlite3",
+        help="calibrate only: the Optuna study's SQLite file, which a rerun resumes (default "
+        "calibrate.sqlite3)",
+    )
+    parser.add_argument(
+        "--free",
+        action="append",
+        default=[],
+        metavar="NAME=LOW:HIGH",
+        help="calibrate only: also search one of the book's own numbers (reported, never adopted)",
+    )
 
 
 def _fail(err: Console, exc: Exception) -> int:
     code = getattr(exc, "code", "bad_request")
     err.print(f"[red]lab: {code}: {exc}[/red]")
     return 2
+
+
+class PagesPerSecondColumn(ProgressColumn):
+    """The pages played a second, over rich's recent window (blank until there is a rate)."""
+
+    def render(self, task: Task) -> Text:
+        """`12.3 pages/s`."""
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:.1f} pages/s", style="progress.data.speed")
+
+
+def _where(args: argparse.Namespace, workers: int) -> str:
+    return f"the cluster at {args.cluster}" if args.cluster else f"{workers} worker(s)"
 
 
 @contextlib.contextmanager
@@ -162,6 +211,7 @@ def _progress(err: Console, quiet: bool, label: str) -> Iterator[tuple[Tick, Cal
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
+        PagesPerSecondColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
@@ -178,6 +228,10 @@ def run(args: argparse.Namespace) -> int:
         return run_ladder_command(args, err)
     if args.players is not None or args.adjacent:
         return _fail(err, ValueError("--players and --adjacent belong to `dotfight lab ladder`"))
+    if args.mode == "calibrate":
+        return _run_calibrate(args, err)
+    if args.target or args.free:
+        return _fail(err, ValueError("--target and --free belong to `dotfight lab calibrate`"))
     if args.mode == "sweep" and not args.params:
         return _fail(err, ValueError("a sweep needs --param NAME=START:STOP:COUNT"))
     if args.mode != "sweep" and (args.params or args.state):
@@ -205,15 +259,18 @@ def run(args: argparse.Namespace) -> int:
         return _run_sweep(args, sweep, workers, err)
     started = time.perf_counter()
     pages = config.games * (2 if args.twins else 1)
-    with _progress(err, args.quiet, "pages") as (tick, total):
-        total(pages)
-        records, twins = run_lab(config, workers, tick, twins=args.twins)
+    try:
+        with _progress(err, args.quiet, "pages") as (tick, total):
+            total(pages)
+            records, twins = run_lab(config, workers, tick, twins=args.twins, cluster=args.cluster)
+    except ClusterError as exc:
+        return _fail(err, exc)
     elapsed = time.perf_counter() - started
     report = build_report(config, records, twins)
     if not args.quiet:
         print_report(report, Console())
         twins_note = f" ({config.games} and their free-walls twins)" if args.twins else ""
-        err.print(f"{pages} pages in {elapsed:.1f} s on {workers} worker(s){twins_note}")
+        err.print(f"{pages} pages in {elapsed:.1f} s on {_where(args, workers)}{twins_note}")
     if args.json_path:
         write_json(Path(args.json_path), report)
     if args.plot_path:
@@ -241,11 +298,14 @@ def _run_sweep(args: argparse.Namespace, sweep: Sweep, workers: int, err: Consol
             if not args.quiet and missing < all_pages:
                 err.print(f"resuming: {all_pages - missing} of {all_pages} pages already played ({state})")
 
-        summary = run_sweep(sweep, workers, state_path, tick, save, start)
+        try:
+            summary = run_sweep(sweep, workers, state_path, tick, save, start, cluster=args.cluster)
+        except ClusterError as exc:
+            return _fail(err, exc)
     save(summary)
     if not args.quiet:
         Console().print(sweep_table(summary))
-        err.print(f"sweep done in {time.perf_counter() - started:.1f} s on {workers} worker(s)")
+        err.print(f"sweep done in {time.perf_counter() - started:.1f} s on {_where(args, workers)}")
     if args.plot_path:
         from dotfight.lab.plot import draw_sweep
 
@@ -267,14 +327,6 @@ def add_ladder_arguments(parser: argparse.ArgumentParser) -> None:
         help="ladder only: play only the steps (novice against the lowest strength, each strength "
         "against the next, random against novice) instead of every pair",
     )
-
-
-class _PagesPerSecond(ProgressColumn):
-    """Pages a second since the start."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:.1f} pages/s")
 
 
 def ladder_players(text: str | None) -> tuple[str, ...]:
@@ -323,17 +375,17 @@ def run_ladder_command(args: argparse.Namespace, err: Console) -> int:
         TextColumn(f"ladder of {len(ladder.pairs())} pairs: pages"),
         BarColumn(),
         MofNCompleteColumn(),
-        _PagesPerSecond(),
+        PagesPerSecondColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
     if not args.quiet and not err.is_terminal:  # a log file: plain lines, the live bar cannot redraw
         lines = PlainProgress("ladder", pages, sys.stderr)
-        scores = run_ladder(ladder, workers, lines.advance)
+        scores = run_ladder(ladder, workers, lines.advance, cluster=args.cluster)
     else:
         with Progress(*columns, console=err, disable=args.quiet) as bar:
             task = bar.add_task("ladder", total=pages)
-            scores = run_ladder(ladder, workers, lambda done: bar.advance(task, done))
+            scores = run_ladder(ladder, workers, lambda done: bar.advance(task, done), cluster=args.cluster)
     report = build_ladder_report(ladder, scores, (ANCHOR, *STRENGTHS))
     if not args.quiet:
         console = Console()
@@ -347,6 +399,140 @@ def run_ladder_command(args: argparse.Namespace, err: Console) -> int:
 
         draw_ladder(report, args.plot_path)
     return 0
+
+
+def _run_calibrate(args: argparse.Namespace, err: Console) -> int:
+    """Runs (or resumes) the calibration, printing each trial; writes the JSON and the picture."""
+    from dotfight.lab.book import book_target
+    from dotfight.lab.calibrate import CalibrationError, LabEvaluator, Space, Target, calibrate
+
+    try:
+        if args.trials < 1:
+            raise CalibrationError("bad_param", "--trials must be at least 1")
+        target = (
+            Target.load(Path(args.target), args.games) if args.target else Target.from_json(book_target())
+        )
+        space = Space.parse(args.params, args.free)
+        evaluator = LabEvaluator(
+            target,
+            bot=args.bot,
+            bot_red=args.bot_red,
+            seed=args.seed,
+            alternate=args.alternate,
+            turn_cap=args.turn_cap,
+            overrides=dict(args.overrides),
+            workers=args.workers if args.workers is not None else default_workers(),
+            cluster=args.cluster,
+            state_path=Path(args.state or f"{args.study}.pages.jsonl"),
+        )
+        for preset in target.presets:  # every corner of the space is a valid rule set before any page
+            for corner in itertools.product(*space.ranges.values()):
+                evaluator.config(preset, dict(zip(space.ranges, corner, strict=True)))
+        start = {
+            n: getattr(RuleSet.preset(target.presets[0].preset, **evaluator.overrides), n)
+            for n in space.ranges
+        }
+    except (EngineError, ValueError) as exc:
+        return _fail(err, exc)
+    json_path = Path(args.json_path) if args.json_path else None
+    per_trial = evaluator.pages()
+    settings = {"bot": args.bot, "bot_red": args.bot_red, "alternate": args.alternate}
+    settings |= {"turn_cap": args.turn_cap, "overrides": dict(args.overrides)}
+    started = time.perf_counter()
+    with _progress(err, args.quiet, f"calibration, {args.trials} trials: pages") as (tick, total):
+        evaluator.progress = tick
+
+        def begin(done: int) -> None:
+            total(max(0, args.trials - done) * per_trial)
+            if done and not args.quiet:
+                err.print(f"resuming: {done} of {args.trials} trials already played ({args.study})")
+
+        def told(trial: dict[str, Any]) -> None:
+            if not args.quiet:
+                err.print(_trial_line(trial))
+            if json_path is not None:
+                write_json(json_path, {"trials_so_far": trial["number"] + 1, "last": trial})
+
+        try:
+            summary = calibrate(
+                target,
+                space,
+                evaluator,
+                args.trials,
+                seed=args.seed,
+                study_path=Path(args.study),
+                start=start,
+                settings=settings,
+                on_trial=told,
+                on_start=begin,
+            )
+        except (ClusterError, CalibrationError) as exc:
+            return _fail(err, exc)
+    summary["settings"] = {**settings, "seed": args.seed, "trials": args.trials, "study": args.study}
+    summary["settings"]["pages_per_trial"] = per_trial
+    if json_path is not None:
+        write_json(json_path, summary)
+    if not args.quiet:
+        print_calibration(summary, Console())
+        err.print(
+            f"calibration done in {time.perf_counter() - started:.1f} s on {_where(args, evaluator.workers)}"
+        )
+    if args.plot_path:
+        from dotfight.lab.plot import draw_calibration
+
+        draw_calibration(summary, args.plot_path)
+    return 0
+
+
+def _trial_line(trial: dict[str, Any]) -> str:
+    point = ", ".join(f"{k}={v:g}" for k, v in trial["point"].items())
+    figures = "; ".join(
+        f"{preset} "
+        + " ".join(
+            f"{name} {figure['value']:.3g}"
+            for name, figure in measured.items()
+            if figure is not None and figure.get("value") is not None and name in trial["deviations"][preset]
+        )
+        for preset, measured in trial["figures"].items()
+    )
+    return f"trial {trial['number']}: score {trial['score']:.3f} at {point} ({figures})"
+
+
+def print_calibration(summary: dict[str, Any], console: Console) -> None:
+    """The calibration's report: the best point, each figure from the baseline to the best, tensions."""
+    from rich.table import Table
+
+    best, baseline = summary["best"], summary["baseline"]
+    table = Table(
+        title=f"best of {len(summary['trials'])} trials: trial {best['number']}, score {best['score']:.3f}"
+    )
+    for column in ("preset", "figure", "book", "band", "baseline", "best [95 %]", "inside"):
+        table.add_column(column)
+    for m in summary["figures"]:
+        low, high = m["best_interval"]
+        interval = f" [{low:.3g}, {high:.3g}]" if low is not None and high is not None else ""
+        table.add_row(
+            m["preset"],
+            m["figure"],
+            f"{m['value']:g}",
+            f"{m['band'][0]:g}–{m['band'][1]:g}",
+            "—" if m["baseline"] is None else f"{m['baseline']:.3g}",
+            "—" if m["best"] is None else f"{m['best']:.3g}{interval}",
+            "yes" if m["inside"] else "[red]no[/red]",
+        )
+    console.print(table)
+    console.print(
+        "point: " + ", ".join(f"{k}={v:g} (was {baseline['point'][k]:g})" for k, v in best["point"].items())
+    )
+    if summary["free"]:
+        console.print(
+            f"[yellow]--free {', '.join(summary['free'])}: the book fixes these; the point is reported, "
+            "never adopted[/yellow]"
+        )
+    for tension in summary["tensions"]:
+        a, b = tension["figures"]
+        numbers = ", ".join(f"{n['number']} ({a} {n[a]}, {b} {n[b]})" for n in tension["numbers"])
+        console.print(f"pull against each other: {a} and {b} (cosine {tension['cosine']:.2f}) on {numbers}")
 
 
 if __name__ == "__main__":  # pragma: no cover - `dotfight lab` is the entry point

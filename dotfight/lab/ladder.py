@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from dotfight.lab.config import DEFAULT_TURN_CAP, LabConfig
 from dotfight.lab.page import PageRecord
-from dotfight.lab.runner import Job, OnBatch, Progress, run_jobs
+from dotfight.lab.runner import ClusterSpec, Job, OnBatch, Progress, run_jobs
 from dotfight.lab.stats import Z95, wilson
 
 # One Bradley–Terry unit (natural log-odds) in Elo points.
@@ -285,7 +285,12 @@ def run_ladder(
     workers: int = 1,
     progress: Progress | None = None,
     on_batch: OnBatch | None = None,
+    *,
+    cluster: ClusterSpec | None = None,
 ) -> list[Score]:
-    """Plays every pair's pages (through the lab's runner) and counts them."""
-    done: dict[Hashable, list[PageRecord]] = run_jobs(ladder.jobs(), workers, progress, on_batch)
+    """Plays every pair's pages (through the lab's runner: local processes, or a Dask cluster with the
+    same result) and counts them."""
+    done: dict[Hashable, list[PageRecord]] = run_jobs(
+        ladder.jobs(), workers, progress, on_batch, cluster=cluster
+    )
     return [score(a, b, done[(a, b)], ladder.config(a, b)) for a, b in ladder.pairs()]

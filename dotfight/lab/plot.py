@@ -221,3 +221,87 @@ def draw_ladder(report: dict[str, Any], path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def draw_calibration(summary: dict[str, Any], path: str | Path) -> None:
+    """Writes a PNG of a calibration: the score by trial with the best so far; every figure's
+    deviation at the baseline and at the best point, in half-bands (the band is ±1); then one row per
+    figure and one column per searched number: the value measured at every trial against the number,
+    the book's value and band in grey, the baseline (black) and the best point (red)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    trials = summary["trials"]
+    names = list(summary["space"]["ranges"])
+    figures = summary["figures"]
+    best, baseline = summary["best"], summary["baseline"]
+    cols = max(2, len(names))
+    fig, axes = plt.subplots(
+        len(figures) + 1, cols, figsize=(3.2 * cols, 2.3 * (len(figures) + 1)), squeeze=False
+    )
+    free = f"; --free {', '.join(summary['free'])}: reported, never adopted" if summary["free"] else ""
+    fig.suptitle(
+        f"Dotfight lab calibration: {len(trials)} trials, best trial {best['number']} "
+        f"(score {best['score']:.3g}){free}"
+    )
+    ax = axes[0][0]
+    numbers = [t["number"] for t in trials]
+    scores = [t["score"] for t in trials]
+    ax.scatter(numbers, scores, s=10, color="#1f4e9c", label="trial")
+    ax.plot(numbers, [min(scores[: i + 1]) for i in range(len(scores))], color="#c0392b", label="best so far")
+    ax.set_yscale("log")
+    ax.set_title("score (sum of weighted deviations²)")
+    ax.set_xlabel("trial")
+    ax.legend(fontsize=7)
+
+    ax = axes[0][1]
+    labels = [f"{m['preset']}: {m['figure']}" for m in figures]
+    at = range(len(figures))
+    for offset, trial, colour, label in (
+        (-0.2, baseline, "#444444", "baseline"),
+        (0.2, best, "#c0392b", "best"),
+    ):
+        ax.barh(
+            [y + offset for y in at],
+            [trial["deviations"][m["preset"]][m["figure"]] for m in figures],
+            height=0.4,
+            color=colour,
+            label=label,
+        )
+    ax.axvspan(-1, 1, color="#cccccc", alpha=0.5)
+    ax.axvline(0, color="#888888", linewidth=0.8)
+    ax.set_yticks(list(at), labels, fontsize=7)
+    ax.set_title("deviation in half-bands (band ±1)")
+    ax.legend(fontsize=7)
+    for spare in axes[0][2:]:
+        spare.axis("off")
+
+    for row, m in enumerate(figures, start=1):
+        for col in range(cols):
+            ax = axes[row][col]
+            if col >= len(names):
+                ax.axis("off")
+                continue
+            name = names[col]
+            ax.axhspan(*m["band"], color="#cccccc", alpha=0.5)
+            ax.axhline(m["value"], color="#888888", linewidth=0.8)
+            xs, ys = [], []
+            for t in trials:
+                figure = t["figures"][m["preset"]].get(m["figure"])
+                if figure is not None and figure["value"] is not None:
+                    xs.append(t["point"][name])
+                    ys.append(figure["value"])
+            ax.scatter(xs, ys, s=8, color="#1f4e9c", alpha=0.7)
+            for trial, colour, marker in ((baseline, "#000000", "s"), (best, "#c0392b", "*")):
+                figure = trial["figures"][m["preset"]].get(m["figure"])
+                if figure is not None and figure["value"] is not None:
+                    ax.scatter([trial["point"][name]], [figure["value"]], s=60, color=colour, marker=marker)
+            ax.set_xlabel(name, fontsize=8)
+            if col == 0:
+                ax.set_ylabel(f"{m['preset']}: {m['figure']}", fontsize=8)
+            ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

@@ -16,7 +16,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from dotfight.engine import RuleSet
 from dotfight.lab.config import LabConfig
 from dotfight.lab.page import PageRecord
 from dotfight.lab.report import build_report
-from dotfight.lab.runner import Progress, run_jobs
+from dotfight.lab.runner import ClusterSpec, Job, Progress, code_fingerprint, run_jobs
 
 # Pages per worker task in a sweep: small, so the state file is written often.
 SWEEP_CHUNK = 4
@@ -111,17 +111,6 @@ class Sweep:
         }
 
 
-def code_fingerprint() -> str:
-    """A hash of the source the pages depend on: the engine, the bot and the lab's page player."""
-    root = Path(__file__).resolve().parent.parent
-    digest = hashlib.blake2b(digest_size=8)
-    files = [*sorted((root / "engine").glob("*.py")), *sorted((root / "bot").glob("*.py"))]
-    files += [root / "lab" / "page.py", root / "lab" / "config.py"]
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def page_key(config: LabConfig, index: int, code: str) -> str:
     """The state file's key of one page: everything the page depends on."""
     settings = {**config.to_json(), "rules": config.rules().to_json(), "index": index, "code": code}
@@ -155,6 +144,54 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+class PageStore:
+    """The finished pages of some runs, kept in a state file (JSON lines) so a rerun plays only the rest.
+
+    `want(key, config, games)` says which pages a run needs and returns the indices still missing; the
+    kept ones are already in `records[key]`. `take(key, batch)` files a finished chunk and appends it to
+    the state file. Without a path nothing is kept on disk.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.code = code_fingerprint()
+        self.kept = read_state(path) if path is not None else {}
+        self.keys: dict[Hashable, list[str]] = {}
+        self.records: dict[Hashable, dict[int, PageRecord]] = {}
+        self.games: dict[Hashable, int] = {}
+        self._out = path.open("a", encoding="utf-8") if path is not None else None
+
+    def want(self, key: Hashable, config: LabConfig, games: int) -> list[int]:
+        """Registers a run's pages; returns the indices not yet played."""
+        self.keys[key] = [page_key(config, i, self.code) for i in range(games)]
+        self.records[key] = {i: self.kept[k] for i, k in enumerate(self.keys[key]) if k in self.kept}
+        self.games[key] = games
+        return [i for i in range(games) if i not in self.records[key]]
+
+    def take(self, key: Hashable, batch: list[PageRecord]) -> None:
+        """Files a finished chunk (and writes it to the state file at once)."""
+        for record in batch:
+            self.records[key][record.index] = record
+            if self._out is not None:
+                line = {"key": self.keys[key][record.index], "record": record.to_json()}
+                self._out.write(json.dumps(line, sort_keys=True) + "\n")
+        if self._out is not None:
+            self._out.flush()
+
+    def complete(self, key: Hashable) -> bool:
+        """True when every page of the run is in."""
+        return len(self.records[key]) == self.games[key]
+
+    def pages(self, key: Hashable) -> list[PageRecord]:
+        """The run's records in index order (the run must be complete)."""
+        return [self.records[key][i] for i in range(self.games[key])]
+
+    def close(self) -> None:
+        """Closes the state file."""
+        if self._out is not None:
+            self._out.close()
+
+
 PointDone = Callable[[dict[str, Any]], None]
 
 
@@ -165,29 +202,28 @@ def run_sweep(
     progress: Progress | None = None,
     on_point: PointDone | None = None,
     start: Callable[[int, int], None] | None = None,
+    *,
+    cluster: ClusterSpec | None = None,
 ) -> dict[str, Any]:
     """Plays every missing page of the sweep and returns the summary.
 
     `start(missing, total)` is told how many pages are left to play before any is played; `on_point`
-    gets the summary again each time a point completes.
+    gets the summary again each time a point completes. `cluster` plays the pages on a Dask cluster
+    (`dotfight.lab.runner.run_jobs`).
     """
-    code = code_fingerprint()
-    kept = read_state(state_path) if state_path is not None else {}
+    store = PageStore(state_path)
     games = sweep.base.games
-    keys: dict[tuple[int, bool], list[str]] = {}
-    records: dict[tuple[int, bool], dict[int, PageRecord]] = {}
-    jobs: list[tuple[Hashable, LabConfig, Sequence[int]]] = []
+    runs: dict[int, list[tuple[int, bool]]] = {}
+    jobs: list[Job] = []
     for p, point in enumerate(sweep.points):
         for twin in (False, True) if sweep.twins else (False,):
             config = sweep.config_at(point, twin)
-            keys[p, twin] = [page_key(config, i, code) for i in range(games)]
-            have = {i: kept[k] for i, k in enumerate(keys[p, twin]) if k in kept}
-            records[p, twin] = have
-            missing = [i for i in range(games) if i not in have]
+            runs.setdefault(p, []).append((p, twin))
+            missing = store.want((p, twin), config, games)
             if missing:
                 jobs.append(((p, twin), config, missing))
     if start is not None:
-        start(sum(len(m) for _, _, m in jobs), games * len(keys))
+        start(sum(len(m) for _, _, m in jobs), games * len(store.keys))
     reports: dict[int, dict[str, Any]] = {}
 
     def summary() -> dict[str, Any]:
@@ -201,39 +237,29 @@ def run_sweep(
 
     def finish(p: int) -> None:
         config = sweep.config_at(sweep.points[p])
-        main = [records[p, False][i] for i in range(games)]
-        twins = [records[p, True][i] for i in range(games)] if sweep.twins else None
-        report = build_report(config, main, twins)
+        twins = store.pages((p, True)) if sweep.twins else None
+        report = build_report(config, store.pages((p, False)), twins)
         report.pop("config")  # the sweep's settings are recorded once, the point's params beside it
         reports[p] = report
 
     def complete(p: int) -> bool:
-        return all(len(records[p, twin]) == games for twin in (False, True) if (p, twin) in records)
+        return all(store.complete(key) for key in runs[p])
 
     for point_no in range(len(sweep.points)):
         if complete(point_no):
             finish(point_no)
-    state = state_path.open("a", encoding="utf-8") if state_path is not None else None
     try:
 
         def on_batch(key: Hashable, batch: list[PageRecord]) -> None:
+            store.take(key, batch)
             assert isinstance(key, tuple)
             point_no: int = key[0]
-            twin: bool = key[1]
-            for record in batch:
-                records[point_no, twin][record.index] = record
-                if state is not None:
-                    line = {"key": keys[point_no, twin][record.index], "record": record.to_json()}
-                    state.write(json.dumps(line, sort_keys=True) + "\n")
-            if state is not None:
-                state.flush()
             if point_no not in reports and complete(point_no):
                 finish(point_no)
                 if on_point is not None:
                     on_point(summary())
 
-        run_jobs(jobs, workers, progress, on_batch, most=SWEEP_CHUNK)
+        run_jobs(jobs, workers, progress, on_batch, most=SWEEP_CHUNK, cluster=cluster)
     finally:
-        if state is not None:
-            state.close()
+        store.close()
     return summary()
