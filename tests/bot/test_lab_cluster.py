@@ -146,3 +146,10 @@ def test_a_local_pool_survives_a_worker_dying(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(runner, "play_page", die_once)  # forked pool workers inherit it
     assert as_json(run_jobs(jobs(), workers=2)) == reference
     assert marker.exists()
+
+
+def test_a_ladder_on_the_cluster_is_the_local_ladder(client: Any) -> None:
+    from dotfight.lab.ladder import Ladder, run_ladder
+
+    ladder = Ladder(players=("random", "novice"), preset="custom", overrides=SMALL, games=4, seed=3)
+    assert run_ladder(ladder, cluster=client) == run_ladder(ladder, workers=1)
