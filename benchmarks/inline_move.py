@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dotfight.engine import RuleSet, State, apply, check_new_page, new_page
+from dotfight.engine import RuleSet, State, apply, changes_nothing, check_new_page, new_page
 from dotfight.server.page_view import events_on_the_wire
-from dotfight.server.pages.authority import changes_nothing, checkpoint_of
+from dotfight.server.pages.authority import checkpoint_of
 from tests.engine.strategies import play_page
 
 LARGEST = {

@@ -4,14 +4,20 @@ Installs `lighthouse@12 @axe-core/playwright playwright-core` from the npm regis
 folder (once; reused), starts a real server on a temporary SQLite file, makes the pages and runs:
 
 - **Lighthouse** (mobile form factor, its default simulated slow 4G and 4× CPU slowdown) on the cover,
-  a Classic page in play (opened with its seat), the same page watched, and a finished page. Prints
-  the score of every category, the cumulative layout shift, and every audit that lost points.
+  a Classic page in play (opened with its seat), the same page watched, and a finished page, each
+  `--runs` times (3 by default, interleaved: one run of each screen per round, so a busy moment of the
+  machine does not fall on one screen's runs). Prints the median score of every category, the median
+  total blocking time and cumulative layout shift (with every run's), and every audit that lost points
+  in the median run.
 - **axe-core** (through Playwright on a 390 × 844 phone) on the same pages, with each page's sheet
   closed or open as a player would see it. Prints every violation.
 
-Targets (issue 10): 100 in every category, CLS ≤ 0.02, no axe violation. Exits 1 if one is missed.
+Targets (issues 10 and 21): the median run scores 100 in every category on all four screens, CLS ≤ 0.02,
+no axe violation. Exits 1 if one is missed. Lighthouse's performance score is timing: on a machine busy
+with other work it drops by itself, so quote figures from a quiet machine (or say the machine was busy).
 
-    python3 benchmarks/lighthouse.py                       # about 2 minutes
+    python3 benchmarks/lighthouse.py                       # about 5 minutes
+    python3 benchmarks/lighthouse.py --runs 1              # one run of each screen
     python3 benchmarks/lighthouse.py --scratch /tmp/lh     # where npm installs (default below)
     python3 benchmarks/lighthouse.py --only cover          # one screen
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -128,6 +135,12 @@ def lost_points(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def median_run(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run whose performance score is the median (the others' categories may differ by noise)."""
+    ranked = sorted(reports, key=lambda r: r["categories"]["performance"]["score"] or 0)
+    return ranked[(len(ranked) - 1) // 2]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -136,6 +149,7 @@ def main() -> None:
     parser.add_argument(
         "--only", action="append", help="only these screens (cover, 'in play', watched, finished)"
     )
+    parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per screen (median)")
     args = parser.parse_args()
     npm_ready(args.scratch)
     missed = []
@@ -150,14 +164,29 @@ def main() -> None:
             urls = make_pages(server.base_url)
             if args.only:
                 urls = {k: v for k, v in urls.items() if k in args.only}
-            print("Lighthouse 12, mobile:")
-            for name, url in urls.items():
-                report = lighthouse(args.scratch, url, Path(tmp) / "report.json")
-                scores = {cid: round(100 * (c["score"] or 0)) for cid, c in report["categories"].items()}
-                cls = report["audits"]["cumulative-layout-shift"]["numericValue"]
+            reports: dict[str, list[dict[str, Any]]] = {name: [] for name in urls}
+            for _ in range(args.runs):
+                for name, url in urls.items():
+                    reports[name].append(lighthouse(args.scratch, url, Path(tmp) / "report.json"))
+            print(f"Lighthouse 12, mobile (median of {args.runs}):")
+            for name, runs in reports.items():
+                scores = {
+                    cid: round(statistics.median(100 * (r["categories"][cid]["score"] or 0) for r in runs))
+                    for cid in runs[0]["categories"]
+                }
+                tbts = [r["audits"]["total-blocking-time"]["numericValue"] for r in runs]
+                clss = [r["audits"]["cumulative-layout-shift"]["numericValue"] for r in runs]
+                cls = statistics.median(clss)
                 line = "  ".join(f"{cid} {s:3d}" for cid, s in scores.items())
-                print(f"  {name:9s} {line}  CLS {cls:.3f}")
-                for lost in lost_points(report):
+                every = ", ".join(
+                    f"{round(100 * (r['categories']['performance']['score'] or 0))}/{t:.0f} ms"
+                    for r, t in zip(runs, tbts, strict=True)
+                )
+                print(
+                    f"  {name:9s} {line}  TBT {statistics.median(tbts):.0f} ms  CLS {cls:.3f}"
+                    f"  (performance/TBT of each run: {every})"
+                )
+                for lost in lost_points(median_run(runs)):
                     print(f"      - {lost}")
                 if any(s < 100 for s in scores.values()) or cls > CLS_TARGET:
                     missed.append(f"lighthouse {name}")

@@ -1,6 +1,7 @@
-// The screen for a phone with no connection: the exercise book as this phone remembers it, and plain
-// words that playing needs the server. The router brings the app back by itself once the phone is
-// online again (or at a tap on "Try again").
+// The screen for a phone with no connection, or a server that does not answer: the exercise book as
+// this phone remembers it, and plain words that playing needs the server — and which of the two is
+// away. The router asks again by itself and brings the app back once the server answers (or at a tap
+// on "Try again").
 
 import * as book from "./js/book.js";
 import { h, mount, toast } from "./js/ui.js";
@@ -8,16 +9,28 @@ import { MODE_WORDS, PRESET_WORDS } from "./js/words.js";
 
 const SIDE_WORDS = { blue: "you play blue", red: "you play red", both: "both sides on this phone" };
 
-/** Draws the offline screen; `retry()` asks the server again and resolves whether it answered. */
-export function showOffline(retry) {
+// What the note says, by which is away: this phone's connection, or the server.
+const AWAY_WORDS = {
+  phone: ["You are offline",
+    "This phone has no connection. Playing a page needs the connection to the server, so the pages below open again once this phone is back online."],
+  server: ["The server is not answering",
+    "This phone is online, but the Dotfight server does not answer right now. The pages below open again as soon as it does: this screen keeps asking by itself."],
+};
+
+/**
+ * Draws the offline screen; `retry()` asks the server again and resolves whether it answered; `away`
+ * is which is away ("phone" or "server").
+ */
+export function showOffline(retry, away = "phone") {
+  const [heading, words] = AWAY_WORDS[away] || AWAY_WORDS.phone;
   const pages = book.pages();
   mount(h("div", { class: "sheet-page offline" },
     h("h1", {}, "Exercise book"),
-    h("div", { class: "offline-note", role: "status" },
-      h("h2", {}, "You are offline"),
-      h("p", {}, "Playing a page needs the connection to the server, so the pages below open again once this phone is back online. Nothing is lost: every page is kept on the server."),
+    h("div", { class: "offline-note", role: "status", dataset: { away } },
+      h("h2", {}, heading),
+      h("p", {}, `${words} Nothing is lost: every page is kept on the server.`),
       h("button", { class: "btn btn-main", type: "button", "data-action": "retry", onclick: async () => {
-        if (!(await retry())) toast("Still no connection — try again in a moment.");
+        if (!(await retry())) toast(away === "server" ? "The server still does not answer — this screen keeps asking." : "Still no connection — try again in a moment.");
       } }, "Try again")),
     pages.length
       ? h("ul", { class: "book-list" }, pages.map((p) => h("li", { class: "book-item", dataset: { id: p.id } },

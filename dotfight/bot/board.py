@@ -1,7 +1,9 @@
 """A compact, array-shaped reading of a page for fast reasoning.
 
 The engine's `State` is the truth; the bot reads it once into numpy arrays (soldiers, bases, the turn)
-so that predictions over many candidate flicks cost microseconds, not dictionary walks.
+so that predictions over many candidate flicks cost microseconds, not dictionary walks. The rules it
+reads are asked of the engine, not re-derived: who stands (`guards.standing`), who holds which wall
+(`flick.wall_holders`), how full a wall is (`flick.fullness`) and who may flick now (`query.flickable`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from dotfight.engine import RuleSet
-from dotfight.engine.state import State
-from dotfight.engine.state import Turn as EngineTurn
+from dotfight.engine import RuleSet, State, flickable
+from dotfight.engine import Turn as EngineTurn
+from dotfight.engine.flick import NO_HOLDER, fullness, wall_holders
+from dotfight.engine.guards import standing
+from dotfight.engine.views import BaseArrays
 
 SIDES = ("blue", "red")
 
@@ -78,21 +82,34 @@ class Board:
     base_cap: FloatArray
     home: IntArray  # index of the own base a soldier stands inside, -1 if none (dead, road, open paper)
     garrison: IntArray  # per base: the owner's living soldiers inside
+    stands: BoolArray  # per soldier: the engine's `standing` (alive, off the road)
+    flickable_now: IntArray  # the engine's `flickable` of the side to act: who may flick now
+    walls: BaseArrays  # the engine's views of the bases, as `flick.wall_holders` reads them (shared)
 
     @classmethod
     def of(cls, state: State) -> Board:
-        """Reads an engine `State` (its public fields; the generator is never touched)."""
-        # Only the State's documented fields are read (its numpy caches are the engine's own business).
+        """Reads an engine `State`: its public fields, and the views the engine keeps of it for who holds
+        which wall (`state.arrays`, `state.base_arrays`: read, never written); never the generator."""
         soldiers, bases = state.soldiers, state.bases
-        soldier_side = np.fromiter((s.side == "red" for s in soldiers), dtype=np.int64, count=len(soldiers))
+        n = len(soldiers)
+        sides = [s.side for s in soldiers]
+        soldier_side = np.fromiter((side == "red" for side in sides), dtype=np.int64, count=n)
         xy = np.array([(s.x, s.y) for s in soldiers], dtype=np.float64).reshape(-1, 2)
-        alive = np.fromiter((s.alive for s in soldiers), dtype=np.bool_, count=len(soldiers))
-        on_road = np.fromiter((s.on_road for s in soldiers), dtype=np.bool_, count=len(soldiers))
+        alive = np.fromiter((s.alive for s in soldiers), dtype=np.bool_, count=n)
+        on_road = np.fromiter((s.on_road for s in soldiers), dtype=np.bool_, count=n)
+        stands = np.fromiter(map(standing, soldiers, sides), dtype=np.bool_, count=n)
         base_side = np.fromiter((b.side == "red" for b in bases), dtype=np.int64, count=len(bases))
         base_xy = np.array([(b.x, b.y) for b in bases], dtype=np.float64).reshape(-1, 2)
         base_r = np.fromiter((b.r for b in bases), dtype=np.float64, count=len(bases))
         base_cap = np.fromiter((b.capacity for b in bases), dtype=np.float64, count=len(bases))
-        home, garrison = locate_homes(xy, alive, on_road, soldier_side, base_xy, base_r, base_side)
+        views = state.arrays  # the engine's holders of every wall (flick.wall_holders, patched by holds)
+        held = np.array(views.counted, dtype=np.bool_)
+        home = np.where(held, np.array(views.home, dtype=np.int64), -1)
+        garrison = np.array(views.garrison, dtype=np.int64)
+        actor = state.actor
+        now = flickable(state, actor) if actor is not None else []
+        index = state.soldier_index
+        flickable_now = np.fromiter((index[s] for s in now), dtype=np.int64, count=len(now))
         return cls(
             rules=state.rules,
             phase=state.phase,
@@ -112,6 +129,9 @@ class Board:
             base_cap=base_cap,
             home=home,
             garrison=garrison,
+            stands=stands,
+            flickable_now=flickable_now,
+            walls=state.base_arrays,
         )
 
     # --- who is who ---------------------------------------------------------------------------------
@@ -124,10 +144,17 @@ class Board:
         """Indices of a side's living soldiers, the road included."""
         return np.flatnonzero(self.alive & (self.soldier_side == self.side_index(side)))
 
+    def standing(self, side: str) -> IntArray:
+        """Indices of a side's standing soldiers (alive, off the road): the men who hold its walls and
+        who will flick in its turn."""
+        return np.flatnonzero(self.stands & (self.soldier_side == self.side_index(side)))
+
     def flickable(self, side: str) -> IntArray:
-        """Indices of a side's soldiers that may flick: alive and off the road."""
-        mask = self.alive & ~self.on_road & (self.soldier_side == self.side_index(side))
-        return np.flatnonzero(mask)
+        """Indices of the side's soldiers the engine lets flick now (`query.flickable`): none out of its
+        turn, only the lunger while a chain is pending."""
+        if side != self.actor:
+            return np.zeros(0, dtype=np.int64)
+        return self.flickable_now
 
     def bases_of(self, side: str) -> IntArray:
         """Indices of a side's bases."""
@@ -138,8 +165,8 @@ class Board:
         return self.soldier_ids.index(soldier_id)
 
     def fullness(self) -> FloatArray:
-        """Every base's fullness `min(1, n / capacity)`."""
-        return np.minimum(1.0, self.garrison / np.maximum(self.base_cap, 1.0))
+        """Every base's fullness (`flick.fullness`: `min(1, n / capacity)`)."""
+        return fullness(self.garrison, self.base_cap)
 
     def count_alive(self, side: str) -> int:
         """How many soldiers of a side are alive."""
@@ -147,24 +174,11 @@ class Board:
 
 
 def locate_homes(
-    xy: FloatArray,
-    alive: BoolArray,
-    on_road: BoolArray,
-    soldier_side: IntArray,
-    base_xy: FloatArray,
-    base_r: FloatArray,
-    base_side: IntArray,
+    xy: FloatArray, stands: BoolArray, soldier_side: IntArray, walls: BaseArrays
 ) -> tuple[IntArray, IntArray]:
-    """Finds the own base each soldier stands inside and every base's garrison."""
-    n, b = len(xy), len(base_xy)
-    home = np.full(n, -1, dtype=np.int64)
-    garrison = np.zeros(b, dtype=np.int64)
-    if n == 0 or b == 0:
-        return home, garrison
-    dist = np.hypot(xy[:, None, 0] - base_xy[None, :, 0], xy[:, None, 1] - base_xy[None, :, 1])
-    inside = (dist <= base_r[None, :]) & (soldier_side[:, None] == base_side[None, :])
-    inside &= (alive & ~on_road)[:, None]
-    has = inside.any(axis=1)
-    home[has] = np.argmax(inside[has], axis=1)
-    garrison = np.bincount(home[has], minlength=b).astype(np.int64)
-    return home, garrison
+    """Finds the own base each soldier holds (-1 for none) and every base's garrison, for soldiers
+    standing at `xy` (a board the bot imagines): the engine's `flick.wall_holders` on the engine's views
+    of the walls (`stands`: the engine's `standing` per soldier)."""
+    codes = np.where(stands, soldier_side + 1, NO_HOLDER)  # SIDE_CODES: 1 blue, 2 red
+    home, held, garrison = wall_holders(xy[:, 0], xy[:, 1], codes, walls.x, walls.y, walls.r2, walls.code)
+    return np.where(held, home, -1).astype(np.int64), garrison.astype(np.int64)

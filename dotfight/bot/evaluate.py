@@ -23,7 +23,7 @@ import numpy as np
 
 from dotfight.bot.board import Board, FloatArray, other
 from dotfight.bot.candidates import flick_candidates, promise
-from dotfight.bot.rules import in_last_stand, legal, steadiness
+from dotfight.bot.rules import flicks_granted, in_last_stand, legal, steadiness, steadiness_in
 from dotfight.bot.strength import Strength
 from dotfight.bot.threat import ShotTable, assess
 from dotfight.engine import EngineError, State, apply
@@ -54,12 +54,12 @@ STRANDED = 0.82
 
 
 def flicks_of(board: Board, side: str) -> tuple[int, float]:
-    """The flicks a side gets in its next turn, and the factor on its spreads (last stand)."""
+    """The flicks a side gets in its next turn, and the factor on its spreads (last stand): the engine's
+    `flicks_granted` and `steadiness_in` for the men it has left (none left: no last stand to count)."""
     rules = board.rules
     living = board.count_alive(side)
-    if living > 0 and in_last_stand(rules, living):
-        return rules.last_stand_flicks, rules.last_stand_steady
-    return 1, 1.0
+    last_stand = living > 0 and in_last_stand(rules, living)
+    return flicks_granted(rules, last_stand), steadiness_in(rules, last_stand)
 
 
 def judge(state: State, board: Board, side: str, *, links: int = RUN_ON_LINKS) -> float:
@@ -132,7 +132,7 @@ def _standing(board: Board, side: str, *, in_hand: float = 0.0, chain: str | Non
     theirs = assess(board, enemy, flicks=flicks, steady=steady)
     at_risk = _stranded_risk(board, side, theirs.table)  # per own man
     # A stranded man is counted as a shooter only as far as he is likely to live to flick again.
-    survival = 1.0 - at_risk[np.searchsorted(theirs.table.targets, board.flickable(side))]
+    survival = 1.0 - at_risk[np.searchsorted(theirs.table.targets, board.standing(side))]
     ours = assess(board, side, flicks=own_flicks, steady=own_steady, survival=survival)
     spread = theirs.exposure - ours.exposure
     hand = _in_hand(board, ours.table, chain, in_hand)

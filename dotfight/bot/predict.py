@@ -14,7 +14,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from dotfight.bot.board import SIDES, Board, other
-from dotfight.bot.rules import link_shake, man_shake, page_exit, reach, wall_loss, wall_shake, wild_spread
+from dotfight.bot.rules import (
+    fullness,
+    link_shake,
+    man_loss,
+    man_shake,
+    page_exit,
+    reach,
+    wall_loss,
+    wall_shake,
+    wild_spread,
+)
 from dotfight.bot.threat import erf
 
 _SQRT2 = math.sqrt(2.0)
@@ -104,11 +114,11 @@ def forecast(
             break
         travelled = dist
         if what == 0:
-            fullness = min(1.0, float(garrison[index]) / max(float(board.base_cap[index]), 1.0))
+            full = fullness(float(garrison[index]), float(board.base_cap[index]))
             if kind == "snipe":
-                left *= 1.0 - wall_loss(rules, fullness)
+                left *= 1.0 - wall_loss(rules, full)
             else:
-                shakes.append((dist, wall_shake(rules, fullness) * steady))
+                shakes.append((dist, wall_shake(rules, full) * steady))
             continue
         wander = math.sqrt(sum((s * (dist - at)) ** 2 for at, s in shakes))
         chance = _chance_within(off, radius, wander)
@@ -120,7 +130,7 @@ def forecast(
         if home >= 0:
             garrison[home] -= chance
         if kind == "snipe":
-            left *= 1.0 - rules.man_loss * chance
+            left *= 1.0 - man_loss(rules) * chance  # the expected share: the loss times his chance
         else:
             shakes.append((dist, man_shake(rules) * steady))
 

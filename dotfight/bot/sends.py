@@ -94,7 +94,7 @@ def road_risk(on_road: Board, walkers: IntArray, enemy: str) -> float:
     """The most convoy men one enemy snipe is expected to cross out: its chance to hit the man it aims
     at, times how many of the convoy stand in a row along that line (the walls on the way count)."""
     r = on_road.rules.dot_radius
-    table = shot_table(on_road, on_road.flickable(enemy), walkers)
+    table = shot_table(on_road, on_road.standing(enemy), walkers)
     if table.hit.size == 0:
         return 0.0
     men = on_road.xy[walkers]
@@ -116,7 +116,7 @@ def road_risk(on_road: Board, walkers: IntArray, enemy: str) -> float:
 
 def _intruders(board: Board, side: str) -> IntArray:
     """For each base, how many enemy soldiers stand inside it (a lunger in an own ring)."""
-    enemy = board.flickable(other(side))
+    enemy = board.standing(other(side))
     counts = np.zeros(len(board.base_ids), dtype=np.int64)
     if enemy.size == 0:
         return counts
@@ -135,7 +135,5 @@ def _arrive(board: Board, walkers: IntArray, dst: int) -> Board:
         xy[w] = board.base_xy[dst] + 0.4 * board.base_r[dst] * math.sqrt((k + 0.5) / n) * np.array(
             [math.cos(angle), math.sin(angle)]
         )
-    home, garrison = locate_homes(
-        xy, board.alive, board.on_road, board.soldier_side, board.base_xy, board.base_r, board.base_side
-    )
+    home, garrison = locate_homes(xy, board.stands, board.soldier_side, board.walls)
     return replace(board, xy=xy, home=home, garrison=garrison)

@@ -1,10 +1,11 @@
-"""How hard Dawood-bot thinks: the three strengths differ in depth of search and steadiness of hand,
-never in policy.
+"""How hard Dawood-bot thinks: the five levels differ in depth of search and steadiness of hand, never
+in policy.
 
-Every strength weighs the same things the same way (`evaluate`) and plays the same tactics; they differ
+Every level weighs the same things the same way (`evaluate`) and plays the same tactics; they differ
 in how many candidate flicks they draw up, how many they play through the engine, how much luck they
-sample for each, and in a person's slips: easy misjudges each flick a little (noise) and has an unsteady
-hand, normal's hand wobbles slightly, hard's is steady.
+sample for each, and in a person's slips: beginner and easy misjudge each flick (noise) and have an
+unsteady hand, steady's hand wobbles twice as much as normal's, normal's slightly, hard's not at all.
+`STRENGTHS` lists them lowest first; the lab's ladder (docs/LAB.md) measures the steps between them.
 """
 
 from __future__ import annotations
@@ -42,11 +43,22 @@ class Strength:
 # luck on the same candidates (the wider field played worse: more noisy estimates to take the best of).
 # Easy takes the flick that looks best at a glance (its forecast, misjudged by a slip, flicked with an
 # unsteadier hand) and only checks it against stopping.
+#
+# The levels below easy and between easy and normal (issue 23) were set by the lab's ladder so that each
+# stands 150-300 Elo above the one below and beginner wins about half its pages against the novice
+# model (docs/LAB.md, "The ladder"): beginner is easy with twice its slips of judgement and a hand half
+# as unsteady again (the hand costs most: 0.02 rad more wobble cost about 150 Elo in 100-page trials);
+# steady searches like normal with twice normal's wobble (halfway between easy and normal in Elo, where
+# a shallower search at normal's hand stood nearer normal).
+_BEGINNER = Strength("beginner", pairs=4, width=1, first=1, rounds=0, noise=0.8, wobble=0.06)
 _EASY = Strength("easy", pairs=4, width=1, first=1, rounds=0, noise=0.4, wobble=0.04)
+_STEADY = Strength("steady", pairs=8, width=4, first=1, rounds=2, wobble=0.025)
 _NORMAL = Strength("normal", pairs=8, width=4, first=1, rounds=2, wobble=0.0125)
 _HARD = Strength("hard", pairs=8, width=4, first=4, rounds=2)
 
-STRENGTHS: dict[str, Strength] = {s.name: s for s in (_EASY, _NORMAL, _HARD)}
+# Lowest first: the order of the cover, the ladder and its steps. "easy", "normal" and "hard" are the
+# names stored with pages made before the ladder (`pages.bot`) and keep their meaning.
+STRENGTHS: dict[str, Strength] = {s.name: s for s in (_BEGINNER, _EASY, _STEADY, _NORMAL, _HARD)}
 
 # What the bot may do (contract C3): "full" plays every tactic; "snipe-only" never lunges; "no-outside"
 # keeps every man inside a base when arranging. The lab's head-to-heads ask whether a tactic pays.

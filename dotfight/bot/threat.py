@@ -144,11 +144,11 @@ def assess(
     A flick's worth is a snipe's chance to hit one man, or a lunge's expected kills (a lunge aimed into
     a base is shaken at its wall and may run through any man inside, so its kills are summed over the
     garrison, a little more for the chain they earn); the `flicks` best are summed. `survival` (one per
-    attacker's flickable man) scales each shooter's chances: a man likely crossed out before his turn
+    attacker's standing man) scales each shooter's chances: a man likely crossed out before his turn
     comes threatens little. The returned `table` is unscaled.
     """
     targets = board.living(other(attacker))
-    table = shot_table(board, board.flickable(attacker), targets, steady=steady)
+    table = shot_table(board, board.standing(attacker), targets, steady=steady)
     if table.hit.size == 0:
         return Threat(0.0, 0.0, table)
     if survival is not None:

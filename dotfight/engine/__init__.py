@@ -1,10 +1,10 @@
 """The Dotfight rules engine: pure, deterministic, no I/O, no clock.
 
 `new_page(rules, seed)` starts a page; `apply(state, side, action)` returns the next state and the
-PROTOCOL.md events; `Replay` rebuilds a page from its log. `refusal`, `placement_problem`, `flickable`,
-`send_options` and `turn_options` (engine/query.py) answer rule questions without playing, and
-engine/flick.py holds every formula. See docs/ARCHITECTURE.md for the contract and
-docs/RULES-NOTES.md for the choices the rule book leaves open.
+PROTOCOL.md events; `Replay` rebuilds a page from its log. `refusal`, `changes_nothing`,
+`placement_problem`, `flickable`, `send_options` and `turn_options` (engine/query.py) answer rule
+questions without playing, and engine/flick.py holds every formula. See docs/ARCHITECTURE.md for the
+contract and docs/RULES-NOTES.md for the choices the rule book leaves open.
 
 >>> from dotfight.engine import RuleSet, apply, new_page
 >>> page = new_page(RuleSet.preset("quick"), seed=7)
@@ -20,12 +20,21 @@ docs/RULES-NOTES.md for the choices the rule book leaves open.
 from .errors import EngineError, IllegalAction, MalformedAction, RuleSetError
 from .limits import check_new_page
 from .lunge import resolve_lunge
-from .query import can_stand, flickable, placement_problem, refusal, send_options, turn_options
+from .query import (
+    can_stand,
+    changes_nothing,
+    flickable,
+    placement_problem,
+    refusal,
+    send_options,
+    turn_options,
+)
 from .reducer import apply
 from .replay import Replay
 from .rules import PRESETS, RuleSet
 from .snipe import resolve_snipe
-from .state import Base, Chain, Convoy, Cross, Event, Ink, Side, Soldier, State, Turn, new_page, other_side
+from .state import State, new_page
+from .values import Base, Chain, Convoy, Cross, Event, Ink, Side, Soldier, Turn, other_side
 
 __all__ = [
     "PRESETS",
@@ -47,6 +56,7 @@ __all__ = [
     "Turn",
     "apply",
     "can_stand",
+    "changes_nothing",
     "check_new_page",
     "flickable",
     "new_page",

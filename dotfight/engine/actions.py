@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import MalformedAction, quoted
-from .state import Side, State
+from .state import State
+from .values import Side
 
 
 @dataclass(frozen=True)

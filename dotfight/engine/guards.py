@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import GAME_OVER, NOT_YOUR_TURN, IllegalAction
-from .state import Phase, Side, Soldier, State
+from .values import Phase, Side, Soldier
+
+if TYPE_CHECKING:  # only read: the state's views ask `standing` (through flick.holds)
+    from .state import State
 
 
 def require_phase(state: State, phase: Phase, action: str) -> None:

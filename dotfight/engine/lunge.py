@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 
-from .flick import link_shake, man_shake, power, reach, steadiness, wall_shake, wild_spread
-from .geometry import START_EPS, circles_near_line, edge_distance, quadratic_roots
+from .flick import fullness, link_shake, man_shake, power, reach, steadiness, wall_shake, wild_spread
+from .geometry import START_EPS, edge_distance
 from .rng import normal
-from .state import Chain, Cross, Event, Ink, Soldier, State, Turn, evolve_soldiers, other_side
+from .state import State, evolve_soldiers
+from .struck import strike
+from .values import Chain, Cross, Event, Ink, Soldier, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event, wiped_out
 
 _WALL, _MAN = 0, 1  # at equal distance the wall is met before the man behind it
@@ -62,8 +64,6 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
     draw += 1
 
     arrays = state.arrays
-    all_x, all_y, all_r2 = arrays.all_x, arrays.all_y, arrays.all_r2
-    xs, ys, r2s = arrays.xs, arrays.ys, arrays.r2s
     n_bases = arrays.n_bases
     bases = state.bases
     soldiers = state.soldiers
@@ -89,29 +89,16 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
         to_edge = edge_distance(px, py, ux, uy, width, height)
         limit = min(remaining, to_edge)
         best: tuple[float, int, int] | None = None
-        for i in circles_near_line(all_x, all_y, all_r2, px, py, ux, uy):
-            ex = px - xs[i]
-            ey = py - ys[i]
-            roots = quadratic_roots(ux * ex + uy * ey, ex * ex + ey * ey - r2s[i])
-            if roots is None:
-                continue
-            near, far = roots
+        for i, near, far in arrays.crossings(px, py, ux, uy, side):
             if i < n_bases:
-                if near == far:
-                    continue  # a tangent touches the wall without crossing it
                 distance = near if near > START_EPS else far
                 if distance <= START_EPS or distance > limit:
                     continue  # the wall he stands on right now is not a new crossing
                 key = (distance, _WALL, i)
             else:
-                j = i - n_bases
-                target = soldiers[j]
-                if not target.alive or target.side == side or j in updates or far < 0.0:
-                    continue
-                distance = near if near > 0.0 else 0.0
-                if distance > limit:
-                    continue
-                key = (distance, _MAN, i)
+                if i - n_bases in updates or near > limit:
+                    continue  # crossed out earlier in this run, or beyond it
+                key = (near, _MAN, i)
             if best is None or key < best:
                 best = key
         if best is None:
@@ -128,22 +115,15 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
         at = [px, py]
         if kind == _WALL:
             base = bases[i]
-            fullness = min(1.0, garrison[i] / base.capacity)
-            spread = 0.0 if i == free_wall else wall_shake(rules, fullness) * steady
+            full = fullness(garrison[i], base.capacity)
+            spread = 0.0 if i == free_wall else wall_shake(rules, full) * steady
             if i == free_wall:
                 free_wall = -1
             turn_by = spread * z if spread else 0.0  # no "-0.0" on the wire
-            along.append({"type": "wall", "base": base.id, "at": at, "fullness": fullness, "shake": turn_by})
+            along.append({"type": "wall", "base": base.id, "at": at, "fullness": full, "shake": turn_by})
         else:
-            j = i - n_bases
-            target = soldiers[j]
-            updates[j] = Soldier(target.id, target.side, target.x, target.y, False, False, cross)
-            if counted[j]:
-                garrison[home[j]] -= 1
+            along.append(strike(soldiers, i - n_bases, cross, at, updates, arrays, garrison))
             turn_by = shake_man * steady * z
-            along.append(
-                {"type": "crossed_out", "soldier": target.id, "at": at, "by": soldier_id, "cause": "lunge"}
-            )
             if not over and wiped_out(soldiers, enemy, updates):
                 enemy_wiped = True
                 over = True

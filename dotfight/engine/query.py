@@ -1,5 +1,6 @@
 """Rule questions answered without resolving a flick or drawing dice: why an action would be refused,
-where a soldier may stand, who may flick, what may be sent, and what the turn in play allows.
+whether an accepted one would change nothing, where a soldier may stand, who may flick, what may be
+sent, and what the turn in play allows.
 
 Every answer comes from the same checks `apply` makes (`reducer.check_action` and the checks it calls),
 so the bot, the lab, the server and the browser (through the server) never re-derive a rule.
@@ -12,12 +13,13 @@ from typing import Any
 
 from .actions import parse_action, parse_side
 from .errors import EngineError, IllegalAction
-from .flick import steadiness
+from .flick import flicks_granted, steadiness
 from .guards import require_actor, require_phase, standing
 from .reducer import chain_allows, check_action
 from .setup import first_overlaps, stand_refusal
-from .state import Side, Soldier, State
+from .state import State
 from .turns import stop_allowed, stop_ends_turn
+from .values import Side, Soldier
 
 
 def refusal(state: State, side: object, action: object) -> EngineError | None:
@@ -39,6 +41,34 @@ def refusal(state: State, side: object, action: object) -> EngineError | None:
     except EngineError as error:
         return error
     return None
+
+
+def changes_nothing(state: State, action: dict[str, Any]) -> bool:
+    """Tells whether an action `apply` accepts on `state` would only add a version: a `position` that
+    moves nobody (an empty list, or every soldier to where he already stands). The server refuses such
+    actions when they arrive (reason `no_change`); ones already in a log still replay. Asked of an
+    action `apply` accepted: an unknown soldier is not "nothing" (apply refuses him anyway).
+
+    >>> from dotfight.engine import RuleSet, apply, changes_nothing, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> changes_nothing(page, {"type": "position", "soldiers": []})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 500, "y": 1050}]})
+    True
+    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 501, "y": 1050}]})
+    False
+    >>> changes_nothing(page, {"type": "ready"})
+    False
+    """
+    if action.get("type") != "position":
+        return False
+    index = state.soldier_index
+    soldiers = state.soldiers
+    for item in action["soldiers"]:
+        at = index.get(item["id"])
+        if at is None or (soldiers[at].x, soldiers[at].y) != (item["x"], item["y"]):
+            return False
+    return True
 
 
 def placement_problem(state: State, side: Side, soldier_id: str, x: float, y: float) -> str | None:
@@ -106,7 +136,9 @@ def flickable(state: State, side: Side) -> list[str]:
         if index is None or not standing(state.soldiers[index], side):
             return []
         return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
-    return [s.id for s in state.soldiers if standing(s, side)]
+    # The other side's men are passed over before `standing` is asked (it would refuse them too): half
+    # the calls on the question turn_options asks after every move.
+    return [s.id for s in state.soldiers if s.side == side and standing(s, side)]
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
@@ -213,8 +245,7 @@ def turn_options(state: State) -> dict[str, Any] | None:
     if state.phase != "play" or turn is None:
         return None
     side = turn.side
-    rules = state.rules
-    allotment = rules.last_stand_flicks if turn.last_stand else 1
+    allotment = flicks_granted(state.rules, turn.last_stand)
     can_stop = stop_allowed(turn)  # in play and the turn's side: `check_stop` asks only this further
     send = send_options(state, side)
     return {

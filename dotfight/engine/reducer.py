@@ -33,8 +33,9 @@ from .setup import (
     ready,
 )
 from .snipe import resolve_snipe
-from .state import Event, Side, State, Turn, evolve
+from .state import State, evolve
 from .turns import check_resign, check_stop, finish_flick, resign, stop
+from .values import Event, Side, Turn
 
 
 def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:

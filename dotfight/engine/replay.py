@@ -8,7 +8,8 @@ from typing import Any
 from .errors import EngineError, MalformedAction
 from .reducer import apply
 from .rules import RuleSet
-from .state import Event, State, new_page
+from .state import State, new_page
+from .values import Event
 
 
 class Replay:

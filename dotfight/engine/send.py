@@ -12,18 +12,8 @@ from .errors import IllegalAction
 from .guards import require_actor, require_phase, require_standing, standing
 from .jotting import jot
 from .rules import MAX_BASES_PER_SIDE, MAX_SOLDIERS_PER_BASE
-from .state import (
-    Base,
-    Convoy,
-    Cross,
-    Event,
-    Side,
-    Soldier,
-    State,
-    evolve,
-    evolve_soldiers,
-    other_side,
-)
+from .state import State, evolve, evolve_soldiers
+from .values import Base, Convoy, Cross, Event, Side, Soldier, other_side
 from .winning import end_page, game_over_event
 
 

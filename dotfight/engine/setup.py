@@ -13,8 +13,9 @@ from .geometry import Circle
 from .guards import require_actor, require_phase
 from .jotting import jot
 from .rules import RuleSet
-from .state import Base, Event, Side, Soldier, State, evolve, replace_soldiers, side_index
+from .state import State, evolve, replace_soldiers
 from .turns import start_turn
+from .values import Base, Event, Side, Soldier, side_index
 
 # Up to this many (moved, living) pairs, overlaps are found by a plain scan rather than a tree.
 _SCAN_PAIRS = 400

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 
-from .flick import power, reach, steadiness, wall_loss, wild_spread
-from .geometry import START_EPS, circles_near_line, edge_distance, quadratic_roots
+from .flick import fullness, man_loss, power, reach, steadiness, wall_loss, wild_spread
+from .geometry import START_EPS, edge_distance
 from .rng import normal
-from .state import Cross, Event, Ink, Soldier, State, Turn, evolve, evolve_soldiers, other_side
+from .state import State, evolve, evolve_soldiers
+from .struck import strike
+from .values import Cross, Event, Ink, Soldier, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event, wiped_out
 
 _WALL, _MAN = 0, 1  # at equal distance the wall is met before the man behind it
@@ -51,47 +53,28 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     to_edge = edge_distance(px, py, ux, uy, rules.page_width, rules.page_height)
     limit = min(length, to_edge)
 
-    # Every circle at once, coarsely: the line comes near a circle when its distance from the centre,
-    # |u × (C − P)|, is about the radius or less. The few circles it comes near are then solved exactly
-    # in Python: with b = u·(P − C) and c = |P − C|² − r², it meets the circle where t² + 2bt + c = 0.
+    # Every circle the line meets, walls (where it crosses them) and men (where it enters their dot).
     arrays = state.arrays
-    near_ones = circles_near_line(arrays.all_x, arrays.all_y, arrays.all_r2, px, py, ux, uy)
-    xs, ys, r2s = arrays.xs, arrays.ys, arrays.r2s
     n_bases = arrays.n_bases
     soldiers = state.soldiers
     found: list[tuple[float, int, int]] = []
-    for i in near_ones:
-        ex = px - xs[i]
-        ey = py - ys[i]
-        roots = quadratic_roots(ux * ex + uy * ey, ex * ex + ey * ey - r2s[i])
-        if roots is None:
-            continue
-        near, far = roots
+    for i, near, far in arrays.crossings(px, py, ux, uy, side):
         if i < n_bases:
-            if near == far:
-                continue  # a tangent touches the wall without crossing it
-            for crossing in roots:
+            for crossing in (near, far):
                 if START_EPS < crossing <= limit:
                     found.append((crossing, _WALL, i))
-        else:
-            target = soldiers[i - n_bases]
-            if not target.alive or target.side == side or far < 0.0:
-                continue
-            entry = near if near > 0.0 else 0.0
-            if entry <= limit:
-                found.append((entry, _MAN, i))
+        elif near <= limit:
+            found.append((near, _MAN, i))
     found.sort()
 
     bases = state.bases
-    home = arrays.home
-    counted = arrays.counted
     garrison = list(arrays.garrison)
-    at_back = home[index]  # the wall at your back: leaving the base he stands in is free
+    at_back = arrays.home[index]  # the wall at your back: leaving the base he stands in is free
     enemy = other_side(side)
     over = state.phase == "over"
     remaining = length
     travelled = 0.0
-    keep_after_man = 1.0 - rules.man_loss
+    keep_after_man = 1.0 - man_loss(rules)
     updates: dict[int, Soldier] = {}
     along: list[Event] = []
     cross = Cross(soldier_id, "snipe", side)
@@ -104,20 +87,13 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
         at = [px + ux * distance, py + uy * distance]
         if kind == _WALL:
             base = bases[i]
-            fullness = min(1.0, garrison[i] / base.capacity)
-            loss = 0.0 if i == at_back else wall_loss(rules, fullness)
+            full = fullness(garrison[i], base.capacity)
+            loss = 0.0 if i == at_back else wall_loss(rules, full)
             remaining *= 1.0 - loss
-            along.append({"type": "wall", "base": base.id, "at": at, "fullness": fullness, "loss": loss})
+            along.append({"type": "wall", "base": base.id, "at": at, "fullness": full, "loss": loss})
         else:
-            j = i - n_bases
-            target = soldiers[j]
-            updates[j] = Soldier(target.id, target.side, target.x, target.y, False, False, cross)
-            if counted[j]:
-                garrison[home[j]] -= 1  # men crossed out on the way in no longer hold the far wall
+            along.append(strike(soldiers, i - n_bases, cross, at, updates, arrays, garrison))
             remaining *= keep_after_man
-            along.append(
-                {"type": "crossed_out", "soldier": target.id, "at": at, "by": soldier_id, "cause": "snipe"}
-            )
             if not over and wiped_out(soldiers, enemy, updates):
                 over = True
                 along.append(game_over_event(side, "all_crossed_out"))

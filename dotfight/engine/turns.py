@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from .errors import GAME_OVER, IllegalAction
-from .flick import in_last_stand
+from .flick import flicks_granted, in_last_stand
 from .guards import require_actor, require_phase, standing
 from .send import arrive
-from .state import Event, Side, State, Turn, evolve, other_side
+from .state import State, evolve
+from .values import Event, Side, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event
 
 
@@ -18,7 +19,7 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
         return state, events
     rules = state.rules
     last_stand = in_last_stand(rules, len(state.living(side)))
-    flicks = rules.last_stand_flicks if last_stand else 1
+    flicks = flicks_granted(rules, last_stand)
     number = 1 if state.turn is None else state.turn.number + 1
     state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))
     events.append(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
-from .state import Event, Side, Soldier, State, evolve
+from .state import State, evolve
+from .values import Event, Side, Soldier
 
 
 def end_page(state: State, winner: Side, reason: str) -> State:

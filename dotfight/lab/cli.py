@@ -5,6 +5,7 @@
     dotfight lab --preset quick --bot normal --red-policy snipe-only --alternate --games 200
     dotfight lab sweep --preset quick --param wildness=0.02:0.2:8 --bot normal --games 200 \
         --plot out.png --json out.json
+    dotfight lab ladder --preset quick --games 200 --json ladder.json --plot ladder.png
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +25,28 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from dotfight.bot import STRENGTHS
 from dotfight.engine import EngineError
 from dotfight.engine.rules import PRESET_NAMES
-from dotfight.lab.config import DEFAULT_TURN_CAP, FULL_POLICY, KNOWN_POLICIES, LabConfig
+from dotfight.lab.config import (
+    DEFAULT_TURN_CAP,
+    FULL_POLICY,
+    KNOWN_PLAYERS,
+    KNOWN_POLICIES,
+    REFERENCE_PLAYERS,
+    LabConfig,
+)
+from dotfight.lab.ladder import ANCHOR, Ladder, build_ladder_report, run_ladder
+from dotfight.lab.ladder_table import ladder_tables
+from dotfight.lab.progress import PlainProgress
 from dotfight.lab.report import build_report
 from dotfight.lab.runner import Progress as Tick
 from dotfight.lab.runner import default_workers, run_lab
@@ -58,8 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "mode",
         nargs="?",
-        choices=("sweep",),
-        help="`sweep`: play the run at every value of --param (one, or two for a grid)",
+        choices=("sweep", "ladder"),
+        help="`sweep`: play the run at every value of --param (one, or two for a grid); `ladder`: a "
+        "round robin of every strength and the reference players, one rating each",
     )
     parser.add_argument(
         "--preset", default="classic", choices=PRESET_NAMES, help="rule preset (default classic)"
@@ -69,10 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bot",
         default=DEFAULT_BOT,
-        choices=list(STRENGTHS),
+        choices=list(KNOWN_PLAYERS),
         help=f"strength of both bots, or of blue with --bot-red (default {DEFAULT_BOT})",
     )
-    parser.add_argument("--bot-red", default=None, choices=list(STRENGTHS), help="strength of the red bot")
+    parser.add_argument(
+        "--bot-red", default=None, choices=list(KNOWN_PLAYERS), help="strength of the red bot"
+    )
     for side in ("blue", "red"):
         parser.add_argument(
             f"--{side}-policy",
@@ -125,6 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "+ .pages.jsonl)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    add_ladder_arguments(parser)
 
 
 def _fail(err: Console, exc: Exception) -> int:
@@ -155,6 +174,10 @@ def run(args: argparse.Namespace) -> int:
     """Plays the run (or the sweep), prints the table, writes the JSON and the picture; returns the exit
     status."""
     err = Console(stderr=True)
+    if args.mode == "ladder":
+        return run_ladder_command(args, err)
+    if args.players is not None or args.adjacent:
+        return _fail(err, ValueError("--players and --adjacent belong to `dotfight lab ladder`"))
     if args.mode == "sweep" and not args.params:
         return _fail(err, ValueError("a sweep needs --param NAME=START:STOP:COUNT"))
     if args.mode != "sweep" and (args.params or args.state):
@@ -227,6 +250,102 @@ def _run_sweep(args: argparse.Namespace, sweep: Sweep, workers: int, err: Consol
         from dotfight.lab.plot import draw_sweep
 
         draw_sweep(summary, args.plot_path)
+    return 0
+
+
+def add_ladder_arguments(parser: argparse.ArgumentParser) -> None:
+    """Registers the ladder's own options (the rest are the lab's: --preset, --games a pair, --seed, ...)."""
+    parser.add_argument(
+        "--players",
+        default=None,
+        help="ladder only: the players, comma-separated (default every strength, lowest first, then "
+        f"{', '.join(REFERENCE_PLAYERS)})",
+    )
+    parser.add_argument(
+        "--adjacent",
+        action="store_true",
+        help="ladder only: play only the steps (novice against the lowest strength, each strength "
+        "against the next, random against novice) instead of every pair",
+    )
+
+
+class _PagesPerSecond(ProgressColumn):
+    """Pages a second since the start."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:.1f} pages/s")
+
+
+def ladder_players(text: str | None) -> tuple[str, ...]:
+    """The ladder's players: the named ones, or every strength (lowest first) and the reference players."""
+    if text is None:
+        return (*STRENGTHS, *REFERENCE_PLAYERS)
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in KNOWN_PLAYERS]
+    if unknown:
+        raise ValueError(f"unknown player {unknown[0]!r}: choose among {', '.join(KNOWN_PLAYERS)}")
+    return names
+
+
+def adjacent_pairs(players: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The steps among `players`: the novice and the strengths in order, each against the next, and
+    random against the novice."""
+    order = [name for name in (ANCHOR, *STRENGTHS) if name in players]
+    pairs = list(pairwise(order))
+    if "random" in players and ANCHOR in players:
+        pairs.append(("random", ANCHOR))
+    return tuple(pairs)
+
+
+def run_ladder_command(args: argparse.Namespace, err: Console) -> int:
+    """`dotfight lab ladder`: plays the round robin, prints and writes the ratings; returns the exit
+    status."""
+    if args.params or args.state:
+        return _fail(err, ValueError("--param and --state belong to `dotfight lab sweep`"))
+    try:
+        players = ladder_players(args.players)
+        ladder = Ladder(
+            players=players,
+            preset=args.preset,
+            games=args.games,
+            seed=args.seed,
+            overrides=dict(args.overrides),
+            turn_cap=args.turn_cap,
+            only=adjacent_pairs(players) if args.adjacent else None,
+        )
+    except (EngineError, ValueError) as exc:
+        return _fail(err, exc)
+    workers = args.workers if args.workers is not None else default_workers()
+    pages = ladder.games * len(ladder.pairs())
+    started = time.perf_counter()
+    columns = (
+        TextColumn(f"ladder of {len(ladder.pairs())} pairs: pages"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _PagesPerSecond(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    if not args.quiet and not err.is_terminal:  # a log file: plain lines, the live bar cannot redraw
+        lines = PlainProgress("ladder", pages, sys.stderr)
+        scores = run_ladder(ladder, workers, lines.advance)
+    else:
+        with Progress(*columns, console=err, disable=args.quiet) as bar:
+            task = bar.add_task("ladder", total=pages)
+            scores = run_ladder(ladder, workers, lambda done: bar.advance(task, done))
+    report = build_ladder_report(ladder, scores, (ANCHOR, *STRENGTHS))
+    if not args.quiet:
+        console = Console()
+        for table in ladder_tables(report):
+            console.print(table)
+        err.print(f"{pages} pages in {time.perf_counter() - started:.1f} s on {workers} worker(s)")
+    if args.json_path:
+        write_json(Path(args.json_path), report)
+    if args.plot_path:
+        from dotfight.lab.plot import draw_ladder
+
+        draw_ladder(report, args.plot_path)
     return 0
 
 

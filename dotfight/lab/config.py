@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from dotfight.bot import POLICIES, STRENGTHS, DawoodBot
 from dotfight.bot.luck import derive_seed
-from dotfight.engine import RuleSet
+from dotfight.engine import RuleSet, State
 
 # The bot's policies, in the order `--red-policy` offers them.
 KNOWN_POLICIES: tuple[str, ...] = tuple(POLICIES)
@@ -29,8 +29,25 @@ def player_label(strength: str, policy: str) -> str:
     return strength if policy == FULL_POLICY else f"{strength}+{policy}"
 
 
-def make_bot(strength: str, seed: int, policy: str) -> DawoodBot:
-    """The Dawood-bot that plays one side of a lab page."""
+# The reference players that stand for people (`dotfight.lab.players`): they have no policy but the
+# one they model, so they play only with the full one.
+REFERENCE_PLAYERS: tuple[str, ...] = ("novice", "random")
+# Every player a lab page may seat: Dawood-bot's strengths, then the reference players.
+KNOWN_PLAYERS: tuple[str, ...] = (*STRENGTHS, *REFERENCE_PLAYERS)
+
+
+class Player(Protocol):
+    """Anything that plays one side of a page: Dawood-bot or a reference player."""
+
+    def choose(self, state: State, budget_s: float | None = None) -> dict[str, Any]: ...
+
+
+def make_bot(strength: str, seed: int, policy: str) -> Player:
+    """The player of one side of a lab page: a Dawood-bot strength or a reference player."""
+    if strength in REFERENCE_PLAYERS:
+        from dotfight.lab.players import NoviceBot, RandomBot
+
+        return NoviceBot(seed) if strength == "novice" else RandomBot(seed)
     return DawoodBot(strength, seed=seed, policy=policy)
 
 
@@ -60,11 +77,13 @@ class LabConfig:
         if self.turn_cap < 1:
             raise ValueError("turn_cap must be at least 1")
         for name in (self.bot_blue, self.red_strength):
-            if name not in STRENGTHS:
-                raise ValueError(f"unknown bot strength {name!r}: choose one of {', '.join(STRENGTHS)}")
-        for policy in (self.policy_blue, self.policy_red):
+            if name not in KNOWN_PLAYERS:
+                raise ValueError(f"unknown bot strength {name!r}: choose one of {', '.join(KNOWN_PLAYERS)}")
+        for name, policy in ((self.bot_blue, self.policy_blue), (self.red_strength, self.policy_red)):
             if policy not in POLICIES:
                 raise ValueError(f"unknown bot policy {policy!r}: choose one of {', '.join(POLICIES)}")
+            if name in REFERENCE_PLAYERS and policy != FULL_POLICY:
+                raise ValueError(f"the {name} player has no policy but its own: leave it {FULL_POLICY!r}")
         self.rules()  # validates the preset and every override (RuleSetError names the field)
 
     @property

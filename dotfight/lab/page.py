@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dotfight.engine import State, apply, new_page
+from dotfight.engine.flick import holds
 from dotfight.lab.config import LabConfig, make_bot
 
 SIDES = ("blue", "red")
@@ -80,7 +81,7 @@ def inside_own_base(state: State, side: str) -> tuple[list[str], list[str]]:
     inside: list[str] = []
     outside: list[str] = []
     for man in state.living(side):  # type: ignore[arg-type]
-        sheltered = not man.on_road and any(base.contains(man.x, man.y) for base in bases)
+        sheltered = any(holds(man, base) for base in bases)
         (inside if sheltered else outside).append(man.id)
     return inside, outside
 

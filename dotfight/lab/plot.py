@@ -176,3 +176,48 @@ def draw_sweep(summary: dict[str, Any], path: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+# The issue's even steps: each level this many Elo above the one below (the ladder plot's grey band).
+STEP_BAND = (150.0, 300.0)
+
+
+def draw_ladder(report: dict[str, Any], path: str | Path) -> None:
+    """Writes a PNG of two panels: every player's rating with its 95 % interval (the anchor at 0), and
+    each step between consecutive levels with its interval against the even-steps band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ladder = report["ladder"]
+    rows = sorted(report["ratings"], key=lambda row: row["rating"])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
+    fig.suptitle(
+        f"Dotfight ladder: {ladder['preset']}, {ladder['games']} pages a pair, seed {ladder['seed']}, "
+        f"{len(ladder['pairs'])} pairs, {report['anchor']} fixed at 0"
+    )
+    ys = range(len(rows))
+    ratings = [row["rating"] for row in rows]
+    errors = [[row["rating"] - row["low"] for row in rows], [row["high"] - row["rating"] for row in rows]]
+    left.errorbar(ratings, ys, xerr=errors, fmt="o", color="#1f4e9c", capsize=4)
+    left.axvline(0.0, color="#888888", linewidth=0.8)
+    left.set_yticks(list(ys), [row["player"] for row in rows])
+    for y, row in zip(ys, rows, strict=True):
+        left.annotate(f"{row['rating']:+.0f}", (row["rating"], y), textcoords="offset points", xytext=(0, 7))
+    left.set_xlabel("rating (Elo), 95 % interval")
+    left.set_title("ratings")
+
+    steps = report["steps"]
+    right.axhspan(*STEP_BAND, color="#cccccc", alpha=0.5, label="even steps: 150–300")
+    xs = range(len(steps))
+    elos = [step["elo"] for step in steps]
+    bars = [[step["elo"] - step["low"] for step in steps], [step["high"] - step["elo"] for step in steps]]
+    right.errorbar(list(xs), elos, yerr=bars, fmt="o", color="#c0392b", capsize=4)
+    right.set_xticks(list(xs), [f"{s['lower']}\n→ {s['upper']}" for s in steps], fontsize=8)
+    right.set_ylabel("Elo above the level below")
+    right.set_title("steps")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -27,7 +27,7 @@ from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.pages.authority import Capacity, PageAuthority
 from dotfight.server.push import PushService
-from dotfight.server.routes import fallback, health, page_html, pages, picture, push, ws
+from dotfight.server.routes import card, fallback, health, page_html, pages, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
@@ -179,6 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(pages.router)
     app.include_router(picture.router)
+    app.include_router(card.router)
     app.include_router(push.router)
     fallback.install(app)  # after every API route
 

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from dotfight.engine import State
+from dotfight.server.card import CARD_SIZE, CardWords, card_svg
 from dotfight.server.picture import page_svg, png_size, svg_to_png
 
 # Added to the worker's niceness once, at its first drawing (workers fork from a forkserver the bot and
@@ -53,3 +54,10 @@ def draw_by_value(state: State, page_id: str, with_png: bool, max_bytes: int) ->
     svg_gzip = gzip.compress(svg.encode("utf-8"), compresslevel=6, mtime=0)
     png = svg_to_png(svg, png_size(state.rules)) if with_png else None
     return Drawn(svg_gzip, png)
+
+
+def draw_card_by_value(state: State, page_id: str, words: CardWords, max_bytes: int) -> bytes:
+    """Draws the page's link-preview card (`card.py`) as a PNG, its page within `max_bytes` as
+    `draw_by_value` bounds it (PictureUnavailable without a rasteriser)."""
+    _lower_priority()
+    return svg_to_png(card_svg(state, page_id, words, max_bytes=max_bytes), CARD_SIZE)

@@ -21,7 +21,9 @@ from dotfight.server.pages.authority import CreatePage
 Side = Literal["blue", "red"]
 Mode = Literal["local", "bot", "link", "live"]
 Preset = Literal["classic", "quick", "dawood", "custom"]
-Strength = Literal["easy", "normal", "hard"]
+# Dawood-bot's levels, lowest first (dotfight.bot.strength.STRENGTHS; a test keeps the two the same).
+# "easy", "normal" and "hard" are the names stored with pages made before the ladder (issue 23).
+Strength = Literal["beginner", "easy", "steady", "normal", "hard"]
 
 SEED_LIMIT = 2**128
 # Deepest nesting a client's free-form JSON (an action, rule overrides) may have.

@@ -1,9 +1,10 @@
 """The strengths form one ladder of depth and steadiness over one policy (docs/BOT.md, "Strengths"): each
-step searches deeper and slips less, all three arrange, judge and draw up flicks alike; and the ladder
-plays in order (a small seeded sample; the lab measures 200 pages)."""
+step searches at least as deep and slips less, every level arranges, judges and draws up flicks alike;
+and the ladder plays in order (a small seeded sample; the lab's ladder measures 200 pages a step)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from dotfight.engine import RuleSet, State, apply, new_page
 from dotfight.lab import LabConfig, build_report, run_pages
 from tests.bot.test_dawood_choices import setup_done
 
-NAMES = ("easy", "normal", "hard")
+NAMES = tuple(STRENGTHS)
 
 
 def test_stronger_bots_search_deeper_with_steadier_hands_and_only_easy_misjudges() -> None:
@@ -26,6 +27,16 @@ def test_stronger_bots_search_deeper_with_steadier_hands_and_only_easy_misjudges
     assert easy.evaluations() < normal.evaluations() < hard.evaluations()
     assert easy.noise > 0 and normal.noise == hard.noise == 0
     assert easy.wobble > normal.wobble > hard.wobble == 0
+
+
+def test_each_level_up_the_ladder_searches_as_deep_or_deeper_and_has_a_steadier_hand() -> None:
+    levels = list(STRENGTHS.values())
+    assert [s.name for s in levels] == ["beginner", "easy", "steady", "normal", "hard"]
+    for lower, upper in pairwise(levels):
+        assert lower.pairs <= upper.pairs and lower.width <= upper.width
+        assert lower.evaluations() <= upper.evaluations()
+        assert lower.noise >= upper.noise
+        assert lower.wobble > upper.wobble, (lower.name, upper.name)  # every step steadies the hand
 
 
 def setup_log(strength: str, seed: int) -> list[tuple[str, dict[str, Any]]]:
@@ -47,7 +58,7 @@ def test_every_strength_draws_its_bases_and_arranges_its_men_alike(seed: int) ->
     # The arrangement is policy (men just outside, the bait): it is the seed's, not the strength's.
     logs = [setup_log(name, seed) for name in NAMES]
     assert any(action["type"] == "position" for _, action in logs[0])
-    assert logs[0] == logs[1] == logs[2]
+    assert all(log == logs[0] for log in logs[1:])
 
 
 def played(state: State, plies: int) -> State:
@@ -73,7 +84,7 @@ def test_every_strength_judges_a_flick_by_the_same_scoring(plies: int) -> None:
             name: [DawoodBot(name, seed=9)._trial(state, side, action, luck) for action in actions]
             for name in NAMES
         }
-        assert worths["easy"] == worths["normal"] == worths["hard"]
+        assert all(worths[name] == worths["hard"] for name in NAMES)
         assert len(set(worths["hard"])) > 1  # the flicks are told apart, not all judged alike
 
 
@@ -84,7 +95,7 @@ def test_easy_weighs_the_first_of_the_candidates_normal_and_hard_weigh() -> None
     assert side is not None
     board = Board.of(state)
     keys = {name: {c.key() for c in flick_candidates(board, side, STRENGTHS[name])} for name in NAMES}
-    assert keys["easy"] < keys["normal"] == keys["hard"]
+    assert keys["beginner"] == keys["easy"] < keys["steady"] == keys["normal"] == keys["hard"]
     kinds = {c.kind for c in flick_candidates(board, side, STRENGTHS["easy"])}
     assert kinds == {"snipe", "lunge"}
 

@@ -9,7 +9,7 @@ import pytest
 
 from dotfight.engine import Base, Chain, RuleSet, Side, Soldier, State, Turn, apply
 from dotfight.engine.jotting import jot
-from dotfight.engine.state import Event
+from dotfight.engine.values import Event
 
 # Every spread zero: flicks go exactly where aimed and runs never bend, so numbers are checked exactly.
 STEADY = {"wildness": 0.0, "shake_empty": 0.0, "shake_full": 0.0, "shake_man": 0.0, "lunge_link_shake": 0.0}

@@ -13,7 +13,8 @@ from dotfight.engine.errors import IllegalAction
 from dotfight.engine.guards import require_actor, require_phase
 from dotfight.engine.reducer import check_flicker
 from dotfight.engine.send import check_send
-from dotfight.engine.state import Side, State
+from dotfight.engine.state import State
+from dotfight.engine.values import Side
 
 
 def flickable(state: State, side: Side) -> list[str]:

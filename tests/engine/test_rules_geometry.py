@@ -9,7 +9,7 @@ import pytest
 
 from dotfight.engine import IllegalAction, RuleSet, Side, State, apply
 from dotfight.engine.geometry import Circle, edge_distance, quadratic_roots
-from dotfight.engine.state import Arrays
+from dotfight.engine.views import Arrays
 from tests.engine.conftest import play_ready
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dotfight import replay_cli
 from dotfight.engine import Replay, RuleSet, State, apply, new_page
-from dotfight.engine.state import Event
+from dotfight.engine.values import Event
 
 
 def _play(

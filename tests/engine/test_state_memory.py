@@ -10,7 +10,8 @@ import pickle
 
 from dotfight.engine import RuleSet, State, apply, new_page
 from dotfight.engine import state as state_module
-from dotfight.engine.state import Base, Chain, Convoy, Cross, Ink, Soldier, Turn, evolve, evolve_soldiers
+from dotfight.engine.state import evolve, evolve_soldiers
+from dotfight.engine.values import Base, Chain, Convoy, Cross, Ink, Soldier, Turn
 from tests.support.pages import engine_page_ready_to_play
 
 

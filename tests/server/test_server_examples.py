@@ -1,5 +1,5 @@
 """The runnable examples in the docstrings of the picture, push (notices, endpoints, messages), page-view,
-link-preview, transport, cache and schema modules."""
+link-preview, card, transport, cache and schema modules."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ MODULES = [
     "dotfight.server.push_message",
     "dotfight.server.page_view",
     "dotfight.server.routes.page_html",
+    "dotfight.server.card",
     "dotfight.server.transport",
 ]
 

@@ -213,13 +213,14 @@ def test_a_shared_link_carries_the_pages_preview_with_an_absolute_image(public_c
     tags = meta_tags(response.text)
     winner = final["winner"].capitalize()
     assert tags["og:title"] == f"Dotfight — {winner} wins!"
-    assert tags["og:description"].startswith("A quick page on pass one phone: blue ")
+    assert tags["og:description"].startswith("A Quick page played on one phone: blue ")
     assert f"after {len(final['ink'])} lines of ink" in tags["og:description"]
     image = tags["og:image"]
-    assert image == f"{PUBLIC_URL}/api/pages/{page['id']}/picture.png?v={final['version']}"
+    # The preview's image is the page's 1.91:1 card (issue 21, item 8; tests/server/test_server_card.py).
+    assert image == f"{PUBLIC_URL}/api/pages/{page['id']}/card.png?v={final['version']}"
     assert tags["og:url"] == f"{PUBLIC_URL}/p/{page['id']}"
     assert tags["twitter:card"] == "summary_large_image" and tags["twitter:image"] == image
-    assert (tags["og:image:width"], tags["og:image:height"]) == ("700", "980")
+    assert (tags["og:image:width"], tags["og:image:height"]) == ("1200", "630")
     fetched = public_client.get(image.removeprefix(PUBLIC_URL))
     assert fetched.status_code == 200 and fetched.content.startswith(b"\x89PNG")
 

@@ -190,3 +190,14 @@ def test_the_picture_cache_is_bounded_in_bytes(make_client: Callable[..., TestCl
     # Forgotten pictures are drawn again, the same bytes.
     first = client.get(f"/api/pages/{pages[0]}/picture.svg").text
     assert first == client.get(f"/api/pages/{pages[0]}/picture.svg").text
+
+
+def test_the_link_preview_card_is_a_picture_in_every_budget(make_client: Callable[..., TestClient]) -> None:
+    # The card was drawn in a thread of its own, outside the per-address limit and the size budget.
+    client = make_client(picture_burst=2, pictures_per_address_per_second=0.01, picture_max_bytes=5000)
+    page_id = quick_page(client)
+    too_large = client.get(f"/api/pages/{page_id}/card.png")
+    assert too_large.status_code == 503 and refusal(too_large)["reason"] == "picture_too_large"
+    assert client.get(f"/api/pages/{page_id}/picture.svg").status_code == 503  # remembered, and counted
+    limited = client.get(f"/api/pages/{page_id}/card.png")
+    assert limited.status_code == 429 and refusal(limited)["code"] == "rate_limited"

@@ -29,6 +29,17 @@ def wait_controlled(p: Phone) -> None:
     p.idle()
 
 
+def go_offline(p: Phone, offline: bool = True) -> None:
+    """Takes the phone off the network (or back): its requests fail and `navigator.onLine` says so.
+    (Playwright's offline alone leaves `navigator.onLine` true in a page with a DevTools session of
+    its own, as `Phone` has; the app tells a phone offline from a server away by it.)"""
+    p.ctx.set_offline(offline)
+    p.cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": offline, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+
+
 def test_chrome_reports_the_app_installable(browser: Any, server: str, screens: Path, tmp_path: Path) -> None:
     # Chrome never offers to install from an incognito-like context: this one keeps a profile.
     ctx = browser.browser_type.launch_persistent_context(
@@ -97,7 +108,7 @@ def test_offline_a_reload_shows_the_exercise_book_and_says_so(
         p = Phone(ctx, server)
         p.goto(f"/p/{page_id}#seat={token}")  # the page goes into this phone's exercise book
         wait_controlled(p)
-        ctx.set_offline(True)
+        go_offline(p)
         for path in (f"/p/{page_id}", "/"):
             p.page.goto(server + path)
             note = p.page.locator(".offline-note")
@@ -108,11 +119,10 @@ def test_offline_a_reload_shows_the_exercise_book_and_says_so(
             assert p.page.locator(f".book-item[data-id='{page_id}']").count() == 1
             assert p.state()["screen"] == "offline"
         p.shot(screens, "install-offline-book")
-        # Still offline, "Try again" says so; back online, it brings the app back.
+        # Still offline, "Try again" says so; back online, the app comes back by itself.
         p.tap("[data-action=retry]")
         p.page.locator(".toast", has_text="Still no connection").wait_for()
-        ctx.set_offline(False)
-        p.tap("[data-action=retry]")
+        go_offline(p, False)
         p.page.wait_for_function("window.dotfight.state().screen === 'cover'")
         assert p.errors == []
     finally:

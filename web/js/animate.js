@@ -21,6 +21,10 @@ export class Animator {
     this.hurry = false;
     this.pending = 0;
     this.tail = Promise.resolve();
+    // The last line drawn ({side, at}: when its pen stopped) and the look under way before the next
+    // batch ({end()}), which a tap ends.
+    this.lastInk = null;
+    this.looking = null;
     const query = window.matchMedia ? window.matchMedia("(prefers-reduced-motion: reduce)") : null;
     this.reducedMotion = !!(query && query.matches);
     if (query && query.addEventListener) query.addEventListener("change", (e) => { this.reducedMotion = e.matches; });
@@ -31,13 +35,18 @@ export class Animator {
     return this.reducedMotion || this.hurry;
   }
 
-  /** Queues a list of events to be played onto `model`; resolves when they have all been shown. */
-  play(model, events, { instant = false } = {}) {
+  /**
+   * Queues a list of events to be played onto `model`; resolves when they have all been shown.
+   * `lookFirst` ({side, ms}) leaves a moment to look before they are drawn: until `ms` have passed
+   * since the last line of `side` was drawn (the player's own shot, before Dawood-bot's answer).
+   */
+  play(model, events, { instant = false, lookFirst = null } = {}) {
     this.pending += 1;
     const run = async () => {
       const before = this.hurry;
       if (instant) this.hurry = true;
       try {
+        if (lookFirst && !instant) await this.look(lookFirst);
         await this.run(model, events);
       } finally {
         if (instant) this.hurry = before;
@@ -50,9 +59,24 @@ export class Animator {
     return this.tail;
   }
 
-  /** Finishes whatever is playing at once (a tap on the page while the pen is drawing). */
+  /** Finishes whatever is playing at once (a tap on the page while the pen is drawing); during a look, ends the look only. */
   skip() {
-    if (this.pending > 0) this.hurry = true;
+    if (this.looking) this.looking.end();
+    else if (this.pending > 0) this.hurry = true;
+  }
+
+  /** Waits until `ms` have passed since the last line of `side` was drawn (at once if it was not the last line). */
+  async look({ side, ms }) {
+    const last = this.lastInk;
+    if (!last || last.side !== side) return;
+    // A tap that finished the player's own line at once asked to see it at once, not to skip the look.
+    this.hurry = false;
+    const wait = ms - (performance.now() - last.at);
+    if (wait <= 0) return;
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => this.looking.end(), wait);
+      this.looking = { end: () => { clearTimeout(timer); this.looking = null; resolve(); } };
+    });
   }
 
   /** Resolves once nothing is playing. */
@@ -178,6 +202,7 @@ export class Animator {
     fire(performance.now());
     o.liveInk = null;
     o.penTip = null;
+    this.lastInk = { side: ev.side, at: performance.now() };
     if (lunger) o.positions.delete(lunger);
     for (const m of marks) if (m.ev.type === "crossed_out") o.crossProgress.delete(m.ev.soldier);
     r.requestDraw();

@@ -5,6 +5,7 @@ import { startPage } from "./start.js";
 import { go } from "./nav.js";
 import { INK, handCircle, penCross, penDot, penStroke } from "./paper.js";
 import { choices, h, mount, stepper, toast } from "./ui.js";
+import { BOT_LEVELS } from "./words.js";
 
 const SIZES = [["quick", "Quick 3 × 8"], ["dawood", "Dawood's own 5 × 10"], ["custom", "Custom"]];
 const MODES = [["local", "Pass one phone"], ["bot", "Against Dawood-bot"], ["link", "By a shared link"], ["live", "In real time"]];
@@ -18,9 +19,12 @@ export function showCover() {
   const sizes = h("div", { class: "more", hidden: true },
     choices("other sizes", [["classic", "Classic 4 × 8"], ...SIZES], spec.preset, (v) => { spec.preset = v; custom.hidden = v !== "custom"; }),
     custom);
+  const levelLine = () => (BOT_LEVELS.find(([name]) => name === spec.strength) || ["", ""])[1];
+  const level = h("p", { class: "level-line", "aria-live": "polite" }, levelLine());
   const strength = h("div", { class: "more", hidden: true },
     h("div", { class: "label" }, "Dawood-bot plays"),
-    choices("Dawood-bot strength", [["easy", "easy"], ["normal", "normal"], ["hard", "hard"]], spec.strength, (v) => { spec.strength = v; }));
+    choices("Dawood-bot strength", BOT_LEVELS.map(([name]) => [name, name]), spec.strength, (v) => { spec.strength = v; level.textContent = levelLine(); }),
+    level);
   const startBtn = h("button", { class: "btn btn-main btn-big", type: "button", "data-action": "start" }, "Start a page");
   startBtn.addEventListener("click", async () => {
     const body = { preset: spec.preset, mode: spec.mode };

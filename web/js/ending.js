@@ -19,8 +19,11 @@ export function endSheet(model, numbers, go) {
   const title = winner ? `${cap(winner)} wins!` : "The page is finished";
   const how = !winner ? "" : model.endReason === "resigned" ? `${cap(otherSide(winner))} resigned.` : `Every ${otherSide(winner)} soldier is crossed out.`;
   const button = (label, fn, cls = "btn", extra = {}) => h("button", { class: cls, type: "button", ...extra, onclick: () => { s.close(); if (fn) fn(); } }, label);
+  const bot = model.bot && model.bot.strength
+    ? h("p", { class: "bot-level" }, `Dawood-bot played ${model.bot.side} at ${model.bot.strength}.`) : null;
   const s = sheet(title, h("div", { class: "stack end-sheet" },
     how ? h("p", {}, how) : null,
+    bot,
     table,
     h("div", { class: "row" },
       button("Rematch", go.rematch, "btn btn-main", { "data-action": "rematch" }),

@@ -13,7 +13,7 @@ import { api } from "./api.js";
 import * as book from "./book.js";
 import { barNodes, presenceNodes, replaceKeepingFocus, statusNodes } from "./bars.js";
 import { barView, hintLine, overlayView, statusView } from "./controls.js";
-import { HandOverFlow, pageTurned } from "./handover.js";
+import { HandOverFlow, lookBeforeAnswer, pageTurned } from "./handover.js";
 import { Input } from "./input.js";
 import { modelFromSnapshot } from "./model.js";
 import { Narrator } from "./narrate.js";
@@ -170,6 +170,11 @@ export class GameScreen {
     }
   }
 
+  /** The moment to look before a batch is drawn: against Dawood-bot, one after the player's own shot. */
+  lookFirst(events) {
+    return lookBeforeAnswer(this.mode, this.side, events);
+  }
+
   /** A batch has been drawn: its events are said in words. */
   played() {
     const words = this.narrator.flush();
@@ -267,7 +272,7 @@ export class GameScreen {
       screen: "page", id: this.id, mode: this.mode, side: this.side, version: this.sync.received, phase: m.phase,
       sideToAct: m.sideToAct, turn: m.turn, options: this.options(), winner: m.winner, online: this.ui.online, presence: this.ui.presence,
       inkCount: m.ink.length, tool: this.aim.tool(), view: { flip: v.flip, zoom: v.zoom, panX: v.panX, panY: v.panY },
-      waiting: { animating: this.animator.busy, sending: !!this.sender.acting, syncing: !!this.sync.settling, handOver: !!this.handOver.handing },
+      waiting: { animating: this.animator.busy, looking: !!this.animator.looking, sending: !!this.sender.acting, syncing: !!this.sync.settling, handOver: !!this.handOver.handing },
       bases: [...m.bases.values()], soldiers: [...m.soldiers.values()],
     } : { screen: "page", id: this.id, loading: true };
   }

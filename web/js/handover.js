@@ -4,14 +4,28 @@
 
 import { cap, clearToasts, h, restoreFocus } from "./ui.js";
 
-// A moment to look at the result of a move before the hand-over card covers the page.
+// A moment to look at the result of a move before the hand-over card covers the page — and, against
+// Dawood-bot, before the bot's ink starts (its answer comes at once, so the player's own shot would
+// otherwise be drawn over before it is seen).
 const HANDOVER_PAUSE_MS = 1100;
+export const LOOK_MS = HANDOVER_PAUSE_MS;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The side the phone is to be handed to now (null: no hand-over) — one phone, during setup's arranging or play. */
 export function handOverDue(model, mode, handedTo) {
   if (mode !== "local" || !model || model.phase === "over" || model.phase === "bases") return null;
   return model.sideToAct && handedTo && model.sideToAct !== handedTo ? model.sideToAct : null;
+}
+
+/**
+ * The look to leave before a batch of events is drawn, as the animator's `lookFirst` ({side, ms}: let
+ * `ms` pass since the last line of `side` was drawn), or null: against Dawood-bot, before the bot's
+ * first line after the player's own ink. `side` is this phone's seat.
+ */
+export function lookBeforeAnswer(mode, side, events) {
+  if (mode !== "bot" || (side !== "blue" && side !== "red")) return null;
+  const ink = events.find((e) => e.type === "ink");
+  return ink && ink.side !== side ? { side, ms: LOOK_MS } : null;
 }
 
 /** What the hand-over card asks of the player taking the phone. */

@@ -58,28 +58,51 @@ if ("serviceWorker" in navigator) {
   window.addEventListener("load", () => navigator.serviceWorker.register("/sw.js").catch(() => {}));
 }
 // Offline, or with the server out of reach, every screen but how to play needs the server: the app
-// says so and shows the exercise book instead, and comes back by itself once the server answers.
-// An app opened from the phone's copy (the service worker's) asks the server whether it is there.
+// says so (and which of the two is away: this phone's connection, or the server) and shows the
+// exercise book instead. An app opened from the phone's copy (the service worker's) asks the server
+// whether it is there; while it is not, the app asks again by itself, 1 s after a failed answer and
+// twice as long after each (at most 15 s), and comes back as soon as the server answers.
+let routedAt = null;
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 15000;
 let reachable = navigator.onLine;
+let away = navigator.onLine ? null : "phone";
+let retryMs = RETRY_FIRST_MS;
+let retryTimer = null;
 async function checkServer() {
-  try {
-    reachable = navigator.onLine && (await fetch("/api/health", { cache: "no-store" })).ok;
-  } catch {
-    reachable = false;
+  clearTimeout(retryTimer);
+  let answered = false;
+  if (navigator.onLine) {
+    try {
+      answered = (await fetch("/api/health", { cache: "no-store" })).ok;
+    } catch {
+      answered = false;
+    }
+  }
+  const wasAway = away;
+  reachable = answered;
+  away = answered ? null : navigator.onLine ? "server" : "phone";
+  if (answered) {
+    retryMs = RETRY_FIRST_MS;
+  } else {
+    retryTimer = setTimeout(checkServer, retryMs);
+    retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
   }
   // No screen yet means one is still loading: route again so that it is the right one.
   const name = current ? current.name : null;
-  if (reachable ? name === "offline" : !["offline", "howto"].includes(name)) route();
+  if (reachable ? name === "offline" : !["offline", "howto"].includes(name) || (name === "offline" && away !== wasAway)) route();
   return reachable;
 }
 if ("serviceWorker" in navigator && navigator.serviceWorker.controller) checkServer();
-window.addEventListener("online", checkServer);
+window.addEventListener("online", () => {
+  retryMs = RETRY_FIRST_MS;
+  checkServer();
+});
 window.addEventListener("offline", () => {
   reachable = false;
-  if (current && ["cover", "book"].includes(current.name)) route();
+  away = "phone";
+  if (current && ["cover", "book", "offline"].includes(current.name)) route();
 });
-
-let routedAt = null;
 
 /** Back and Forward: a sheet open closes first; an entry a sheet left behind changes nothing. */
 function onPopState() {
@@ -106,7 +129,7 @@ async function route() {
     if (match) takeSeat(decodeURIComponent(match[1]), frag);
     const { showOffline } = await screens.offline();
     if (ticket !== routing) return;
-    screen = showOffline(checkServer);
+    screen = showOffline(checkServer, away || "phone");
   } else if (match) {
     const id = decodeURIComponent(match[1]);
     const seat = takeSeat(id, frag);

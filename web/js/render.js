@@ -4,6 +4,17 @@
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
 const DEFAULT_PAGE = { page_width: 1000, page_height: 1400, dot_radius: 7 };
+// A busy page kept readable (issue 21, item 10): a crossed-out soldier's dot and cross are drawn
+// fainter than a living one's, a living soldier sits on a small clearing of paper (this many dot
+// radii) over the lines that cross him, and lines older than the last turn are drawn fainter (the
+// last turn's a little wider).
+const CROSSED_DOT_ALPHA = 0.18;
+const CROSS_ALPHA = 0.5;
+const CLEARING = 1.5;
+const OLDER_INK_ALPHA = 0.5;
+const LAST_TURN_WIDTH = 1.15;
+const PAPER = "#fbf6e9";
+const DESK = "#e9e2d0";
 
 export class Renderer {
   /** Creates a renderer on a canvas; call resize() before the first draw. */
@@ -16,6 +27,7 @@ export class Renderer {
     this.overlay = {};
     this.layerKey = "";
     this.layerInk = 0;
+    this.layerRecent = 0;
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
@@ -26,6 +38,10 @@ export class Renderer {
     // as it was when it touched down, and any resize waits until the finger lifts.
     this.frozen = null;
     this.pendingFit = null;
+    // The first draw is the costliest frame (both canvases get their pixels, the pen's code is cold):
+    // it is spread over this many frames before the whole first one, each its own short task
+    // (Lighthouse's total blocking time on a page in play; issue 21, item 13).
+    this.warmUp = 2;
   }
 
   get rules() {
@@ -184,12 +200,20 @@ export class Renderer {
     const m = this.model;
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
+    const o = this.overlay;
     const v = this.view;
-    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${this.overlay.drawingBase ? this.overlay.drawingBase.base.id : ""}`;
+    // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
+    // lines it leaves are drawn again, fainter — the layer is rebuilt, the costliest frame, so not while
+    // anything moves: until the page is still, a turn just ended keeps its lines strong.
+    const recentNow = lastTurnFrom(m.ink, inkCount);
+    const moving = !!(o.liveInk || o.drawingBase || (o.crossProgress && o.crossProgress.size) || (o.positions && o.positions.size));
+    const recent = moving && recentNow >= this.layerRecent ? this.layerRecent : recentNow;
+    this.layerRecent = recent;
+    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}|${recent}`;
     if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
-      ctx.fillStyle = "#e9e2d0";
+      ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.layer.width, this.layer.height);
       this.pageTransform(ctx);
       drawPaper(ctx, w, h);
@@ -199,13 +223,17 @@ export class Renderer {
     }
     this.pageTransform(ctx);
     const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases);
+    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
     this.layerInk = inkCount;
   }
 
-  /** Draws the whole frame now. */
+  /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
   draw() {
     if (!this.model || !this.canvas.width) return;
+    if (this.warmUp > 0) {
+      this.warmStep();
+      return;
+    }
     this.refreshLayer();
     const ctx = this.ctx;
     const o = this.overlay;
@@ -230,20 +258,40 @@ export class Renderer {
       if (ink) drawInk(ctx, ink, o.liveInk.index, o.liveInk.upTo, [...m.bases.values()]);
     }
     const moved = o.positions || new Map();
-    for (const s of m.soldiers.values()) {
-      if (o.hideSoldiers && o.hideSoldiers.has(s.id)) continue;
+    // The crossed out first, faint, then the living over them, each on a little clean paper: on a busy
+    // page the soldiers still standing are the ones that stand out.
+    const shown = [...m.soldiers.values()].filter((s) => !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
+    for (const s of shown) {
+      if (s.alive) continue;
       const p = moved.get(s.id) || s;
-      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: s.alive ? 0.95 : 0.55 });
-      if (!s.alive && s.cross) {
+      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: CROSSED_DOT_ALPHA });
+      if (s.cross) {
         const progress = o.crossProgress && o.crossProgress.has(s.id) ? o.crossProgress.get(s.id) : 1;
-        penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: INK[s.cross.side] || INK.blue, seed: hashSeed(`x${s.id}`), progress });
+        penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: tint(s.cross.side, CROSS_ALPHA), seed: hashSeed(`x${s.id}`), progress });
       }
     }
+    const living = shown.filter((s) => s.alive).map((s) => ({ s, p: moved.get(s.id) || s }));
+    drawClearings(ctx, living.map(({ p }) => p), r.dot_radius * CLEARING);
+    for (const { s, p } of living) penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
     if (o.selected) drawSelected(ctx, o.selected, r.dot_radius);
     if (o.aim) drawAim(ctx, o.aim);
     if (o.sending) drawSending(ctx, o.sending);
     if (o.penTip) drawPenTip(ctx, o.penTip);
     if (o.loupe) this.drawLoupe(o.loupe);
+  }
+
+  /** One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer is made. */
+  warmStep() {
+    if (this.warmUp === 2) {
+      const ctx = this.ctx;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.fillStyle = DESK;
+      ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
+    } else {
+      this.refreshLayer();
+    }
+    this.warmUp -= 1;
+    this.requestDraw();
   }
 
   /**
@@ -302,10 +350,39 @@ function drawBase(ctx, b) {
   handCircle(ctx, b.x, b.y, b.r, { color: INK[b.side], seed: hashSeed(b.id) });
 }
 
-function drawInk(ctx, ink, index, upTo = Infinity, bases = null) {
+function drawInk(ctx, ink, index, upTo = Infinity, bases = null, older = false) {
   // A snipe thins a little at each wall it crosses; a lunge shows its walls as kinks already.
   const thinAt = ink.kind === "snipe" && bases ? circleCrossings(ink.points, bases) : [];
-  penStroke(ctx, ink.points, { color: INK[ink.side], seed: hashSeed(`ink${index}`), upTo, width: ink.kind === "lunge" ? 2.8 : 3.4, thinAt });
+  const color = older ? tint(ink.side, OLDER_INK_ALPHA) : INK[ink.side];
+  const width = (ink.kind === "lunge" ? 2.8 : 3.4) * (older ? 1 : LAST_TURN_WIDTH);
+  penStroke(ctx, ink.points, { color, seed: hashSeed(`ink${index}`), upTo, width, thinAt });
+}
+
+/**
+ * The index of the first of the last turn's lines among the first `count` lines of ink: the last
+ * line's side's unbroken run at the end (turns alternate sides; a bonus flick or a chain adds to
+ * its own turn's run).
+ */
+export function lastTurnFrom(ink, count) {
+  let i = count;
+  const side = count > 0 ? ink[count - 1].side : null;
+  while (i > 0 && ink[i - 1].side === side) i--;
+  return i;
+}
+
+function drawClearings(ctx, points, r) {
+  // A little clean paper round each living soldier, so the lines crossing him stop short of his dot
+  // (one path, one fill: it is drawn every frame; overlapping clearings are not paler for it).
+  ctx.save();
+  ctx.globalAlpha = 0.75;
+  ctx.fillStyle = PAPER;
+  ctx.beginPath();
+  for (const p of points) {
+    ctx.moveTo(p.x + r, p.y);
+    ctx.arc(p.x, p.y, r, 0, Math.PI * 2);
+  }
+  ctx.fill();
+  ctx.restore();
 }
 
 function drawHalf(ctx, r, side) {

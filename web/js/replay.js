@@ -79,6 +79,10 @@ export class ReplayScreen {
       return;
     }
     this.entries = this.log.entries || [];
+    if (this.log.mode === "bot") {
+      // The log does not name the bot's level; the page's snapshot does (the replay still works without).
+      api.page(this.id).then((snap) => { this.bot = snap.bot; if (!this.gone) this.update(); }, () => {});
+    }
     this.scrub.max = String(this.entries.length);
     this.renderer.fitInside(this.stage);
     this.seek(this.entries.length);
@@ -157,18 +161,21 @@ export class ReplayScreen {
 
   update() {
     this.scrub.value = String(this.at);
+    // How far the scrubber's line is inked over (app.css).
+    this.scrub.style.setProperty("--at", `${(100 * this.at) / Math.max(1, this.entries.length)}%`);
     this.playBtn.textContent = this.playing ? "Pause" : "Play";
     this.speedBtn.textContent = `${this.speed}×`;
     const m = this.model;
     const end = m && m.winner ? ` · ${cap(m.winner)} wins` : "";
     this.caption.replaceChildren(
-      h("div", { class: "who" }, `Replay · move ${this.at} of ${this.entries.length}`),
+      h("div", { class: "who" }, `Replay · move ${this.at} of ${this.entries.length}`,
+        this.bot && this.bot.strength ? h("span", { class: "bot-level" }, ` · Dawood-bot ${this.bot.strength}`) : null),
       h("div", { class: "detail" }, `${describe(this.entries[this.at - 1])}${end}`));
   }
 
   testState() {
     const m = this.model;
-    return { screen: "replay", id: this.id, at: this.at, moves: this.entries.length, playing: this.playing,
+    return { screen: "replay", id: this.id, bot: this.bot || null, at: this.at, moves: this.entries.length, playing: this.playing,
       inkCount: m ? m.ink.length : 0, phase: m ? m.phase : null, soldiers: m ? [...m.soldiers.values()] : [] };
   }
 

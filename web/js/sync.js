@@ -11,7 +11,8 @@ const POLL_MS = 2000;
 export class PageSync {
   /**
    * `screen` is the page screen: it has `model`, `animator`, `sender` (sending.js), `gone`, and hears setSnapshot(snap),
-   * played(version), settled(), seatNamed(side), presence(p), online(status), refused(error).
+   * played(version), settled(), seatNamed(side), presence(p), online(status), refused(error), and says with
+   * lookFirst(events) the moment to leave before a batch is drawn (the animator's `lookFirst`).
    */
   constructor(screen, { id, token }) {
     this.screen = screen;
@@ -74,7 +75,7 @@ export class PageSync {
     }
     this.received = version;
     const model = s.model;
-    s.animator.play(model, events).then(() => {
+    s.animator.play(model, events, { lookFirst: s.lookFirst(events) }).then(() => {
       model.version = Math.max(model.version, version);
       s.played(version);
       this.settle();

@@ -1,6 +1,7 @@
 // "Your move" glue: when it becomes this phone's move in a shared-link, real-time or bot page, the
-// tab's title and icon say so and the phone buzzes (notice.js does both); on one phone, and for
-// watchers, nothing is said.
+// tab's title and icon say so (notice.js); the phone buzzes only for a move made by another person
+// (a shared link or a live page), not for Dawood-bot's every answer, which comes while the player
+// watches. On one phone, and for watchers, nothing is said.
 
 import { isMyMove } from "./controls.js";
 import { buzz, markYourMove } from "./notice.js";
@@ -15,11 +16,17 @@ export function yourMoveNow(model, ui) {
 
 /**
  * What changes when "your move" goes from `before` to `now`: {mark, buzz}, or null when nothing does.
- * The phone buzzes only when the move comes (not when the page opens on it).
+ * The phone buzzes only when the move comes (not when the page opens on it), and only where `buzzes`
+ * (the move came from a person the player waits on).
  */
-export function yourMoveChange(before, now) {
+export function yourMoveChange(before, now, buzzes = true) {
   if (now === null || now === before) return null;
-  return { mark: now, buzz: now && before === false };
+  return { mark: now, buzz: buzzes && now && before === false };
+}
+
+/** Whether a move arriving on this page buzzes: one made by a person, not by Dawood-bot. */
+export function buzzesFor(mode) {
+  return mode === "link" || mode === "live";
 }
 
 /** Keeps the tab's "your move" mark in step with the page; `was` is what it says now (null: nothing yet). */
@@ -29,7 +36,7 @@ export class YourMoveNotice {
   }
 
   update(model, ui) {
-    const change = yourMoveChange(this.was, yourMoveNow(model, ui));
+    const change = yourMoveChange(this.was, yourMoveNow(model, ui), buzzesFor(ui.mode));
     if (!change) return;
     this.was = change.mark;
     markYourMove(change.mark);

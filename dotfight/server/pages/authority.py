@@ -33,6 +33,7 @@ from dotfight.engine import (
     RuleSet,
     RuleSetError,
     State,
+    changes_nothing,
     check_new_page,
     new_page,
 )
@@ -160,28 +161,6 @@ class _Move(NamedTuple):
 # Called after every committed action, still under the page's lock (so in version order):
 # (page, applied) -> None. Listeners must not block.
 Listener = Callable[[LoadedPage, Applied], None]
-
-
-def changes_nothing(state: State, action: dict[str, Any]) -> bool:
-    """Tells whether an action the engine accepted on `state` would only add a version: a `position`
-    that moves nobody (an empty list, or every soldier to where he already stands). Such actions are
-    refused when they arrive; ones already in a log still replay.
-
-    >>> from dotfight.engine import RuleSet, apply, new_page
-    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
-    >>> changes_nothing(page, {"type": "position", "soldiers": []})
-    True
-    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 500, "y": 1050}]})
-    True
-    >>> changes_nothing(page, {"type": "position", "soldiers": [{"id": "b3s1", "x": 501, "y": 1050}]})
-    False
-    """
-    if action.get("type") != "position":
-        return False
-    return all(
-        (state.soldier(item["id"]).x, state.soldier(item["id"]).y) == (item["x"], item["y"])
-        for item in action["soldiers"]
-    )
 
 
 def checkpoint_of(state: State) -> Checkpoint:

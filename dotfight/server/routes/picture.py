@@ -23,12 +23,13 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.requests import HTTPConnection
 
 from dotfight.server.cache import LruCache
+from dotfight.server.card import CardWords
 from dotfight.server.deps import ServicesDep, client_key, refuse_if_waiting
 from dotfight.server.errors import ApiError
 from dotfight.server.limits import RateLimiter
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.picture import PICTURE_FORMAT, PictureTooLarge, PictureUnavailable
-from dotfight.server.picture_worker import Drawn, draw_by_value
+from dotfight.server.picture_worker import Drawn, draw_by_value, draw_card_by_value
 from dotfight.server.routes.pages import PageId
 from dotfight.server.settings import Settings
 from dotfight.server.workers import WorkerFailed, WorkerPool, WorkerTimeout
@@ -45,7 +46,7 @@ REMEMBERED_REFUSALS = 4096
 # bounded by a count, as a server's accept queue is, rather than by a timer on the queue).
 QUEUED_PER_WORKER = 8
 
-Key = tuple[str, int, str]  # page id, version, "svg" or "png"
+Key = tuple[str, int, str]  # page id, version, "svg", "png" or "card"
 
 
 class Pictures:
@@ -81,7 +82,12 @@ class Pictures:
         """Returns the page's PNG at its version."""
         return await self._picture(page, "png")
 
-    async def _picture(self, page: LoadedPage, kind: str) -> bytes:
+    async def card(self, page: LoadedPage, words: CardWords) -> bytes:
+        """Returns the page's link-preview card (a PNG) at its version: drawn, budgeted, cached and
+        refused like the pictures, by the same workers."""
+        return await self._picture(page, "card", words)
+
+    async def _picture(self, page: LoadedPage, kind: str, words: CardWords | None = None) -> bytes:
         key = (page.meta.id, page.state.version, kind)
         cached = self._cache.get(key)
         if cached is not None:
@@ -99,7 +105,7 @@ class Pictures:
                     reason="pictures_busy",
                     headers={"Retry-After": "1"},
                 )
-            drawing = asyncio.ensure_future(self._draw(page, kind))
+            drawing = asyncio.ensure_future(self._draw(page, kind, words))
             self._drawing[key] = drawing
             drawing.add_done_callback(partial(self._drawn, key))
         return await asyncio.shield(drawing)
@@ -109,15 +115,21 @@ class Pictures:
         if not drawing.cancelled():
             drawing.exception()  # retrieved: every waiter may have gone
 
-    async def _draw(self, page: LoadedPage, kind: str) -> bytes:
+    async def _draw(self, page: LoadedPage, kind: str, words: CardWords | None) -> bytes:
         await self._slots.acquire()
         try:
             # The state goes to the worker by value (pickled by the pool's own thread, not this loop).
+            if words is not None:
+                card: bytes = await self._pool.run(
+                    draw_card_by_value, page.state, page.meta.id, words, self._max_bytes
+                )
+                self._cache.put((page.meta.id, page.state.version, kind), card)
+                return card
             drawn: Drawn = await self._pool.run(
                 draw_by_value, page.state, page.meta.id, kind == "png", self._max_bytes
             )
         except PictureTooLarge:
-            for other in ("svg", "png"):  # the PNG is made from the SVG
+            for other in ("svg", "png", "card"):  # the PNG and the card are made from the SVG
                 self._refused.put((page.meta.id, page.state.version, other), _too_large)
             raise _too_large() from None
         except PictureUnavailable as error:
@@ -169,7 +181,7 @@ def picture_etag(page: LoadedPage, kind: str) -> str:
     return f'"{kind}{PICTURE_FORMAT}-{page.meta.id}-{page.state.version}"'
 
 
-def _headers(request: Request, page: LoadedPage, kind: str) -> tuple[dict[str, str], bool]:
+def picture_headers(request: Request, page: LoadedPage, kind: str) -> tuple[dict[str, str], bool]:
     """Returns a picture's caching headers, and whether the client already holds it (its ETag)."""
     etag = picture_etag(page, kind)
     control = f"public, max-age={FINISHED_MAX_AGE}" if page.over else "public, no-cache"
@@ -188,7 +200,7 @@ async def picture_svg(
     """Answers the page drawn as an SVG in the pen style of the web app (gzipped when the client takes
     it, as the worker made it; unzipped here only for a client that does not)."""
     page = await services.authority.page(page_id)
-    headers, held = _headers(request, page, "svg")
+    headers, held = picture_headers(request, page, "svg")
     if held:
         return Response(status_code=304, headers=headers)
     body = await pictures.svg_gzip(page)
@@ -206,7 +218,7 @@ async def picture_png(
 ) -> Response:
     """Answers the page drawn as a PNG (the SVG rasterised; the preview of a shared link)."""
     page = await services.authority.page(page_id)
-    headers, held = _headers(request, page, "png")
+    headers, held = picture_headers(request, page, "png")
     if held:
         return Response(status_code=304, headers=headers)
     return Response(await pictures.png(page), media_type="image/png", headers=headers)
