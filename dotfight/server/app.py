@@ -10,11 +10,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.gzip import GZipMiddleware
+from sqlalchemy import Engine
 from starlette.types import Receive, Scope, Send
 
 import dotfight
 from dotfight.server import collector
-from dotfight.server.bot_runner import BotRunner, load_bot_pool
+from dotfight.server.bot_runner import BotRunner
 from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
@@ -23,19 +24,53 @@ from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
-from dotfight.server.master import Master
 from dotfight.server.page_expiry import PageExpirySweeper
+from dotfight.server.pages.authority import Capacity, PageAuthority
 from dotfight.server.push import PushService
 from dotfight.server.routes import card, fallback, health, page_html, pages, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
+from dotfight.server.workers.bot import load_bot_pool
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
+from dotfight.store.sql_pages import InTransaction, SqlPageStore
 
 # At shutdown every WebSocket is closed with 1012 "service restart" (what uvicorn itself sends to the
 # sockets it closes): the client reconnects and resumes from its version.
 CLOSE_SERVICE_RESTART = 1012
+
+
+def open_pages(
+    settings: Settings, database: Engine, in_transaction: InTransaction | None = None
+) -> tuple[SqlPageStore, PageAuthority]:
+    """Builds the database's page store (its writer, its views; `in_transaction` runs inside every
+    action's write transaction: PostgreSQL's NOTIFY) and the page authority on it."""
+    store = SqlPageStore(
+        database,
+        busy_timeout_s=settings.db_busy_timeout_s,
+        min_free_bytes=settings.db_min_free_bytes,
+        view_threads=settings.db_threads,
+        in_transaction=in_transaction,
+    )
+    authority = PageAuthority(
+        store,
+        Capacity(
+            readers=settings.db_threads,
+            engine_threads=settings.engine_threads,
+            engine_processes=settings.engine_processes,
+            engine_timeout_s=settings.engine_timeout_s,
+            cache_pages=settings.state_cache_pages,
+        ),
+    )
+    return store, authority
+
+
+def close_pages(store: SqlPageStore, authority: PageAuthority) -> None:
+    """Stops the engine's threads and processes, then the store's writer (finishing what was submitted)
+    and its views."""
+    authority.close()
+    store.close()
 
 
 class DotfightApp(FastAPI):
@@ -62,33 +97,39 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         connections = settings.db_threads + settings.engine_threads + 2
         database = make_engine(settings.database_url, settings.db_busy_timeout_s, connections)
         await asyncio.to_thread(upgrade_to_head, database, settings.alembic_dir)
-        master = Master(settings, database)
+        # Several processes may serve a PostgreSQL database: they hear each other's commits (announced
+        # by a NOTIFY inside each action's write transaction).
+        postgres = database.dialect.name == "postgresql"
+        store, authority = open_pages(settings, database, notify_in_transaction if postgres else None)
         hub = Hub(
             max_per_page=settings.ws_max_sockets_per_page,
             max_per_address=settings.ws_max_sockets_per_address,
             presence_delay=settings.ws_presence_delay,
         )
-        # Several processes may serve a PostgreSQL database: they hear each other's commits.
-        broadcast: Broadcast
-        if database.dialect.name == "postgresql":
-            broadcast = PostgresBroadcast(database)
-            master.notify_in_transaction = notify_in_transaction
-        else:
-            broadcast = LocalBroadcast()
-        fanout = FanOut(master, hub, broadcast)
+        broadcast: Broadcast = PostgresBroadcast(database) if postgres else LocalBroadcast()
+        fanout = FanOut(authority, hub, broadcast)
         await broadcast.start()
-        master.add_listener(fanout.committed)  # before the bot: people hear a move before its answer
+        authority.add_listener(fanout.committed)  # before the bot: people hear a move before its answer
         app.state.pictures = pictures = picture.Pictures(settings)
         app.state.push = push = PushService(settings, database, hub)
-        master.add_listener(push.announce)  # only queues: the pushes go out off the move's path
+        authority.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         pool = load_bot_pool(settings)
         if pool is not None:
             pool.warm_up()
-        bots = BotRunner(master, pool, settings.bot_retry_max_s, settings.bot_lease_s)
+        bots = BotRunner(authority, store, pool, settings.bot_retry_max_s, settings.bot_lease_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
         app.state.services = Services(
-            settings, master, hub, bots, limiter, creations, ActionBudget(settings), broadcast, fanout
+            settings,
+            authority,
+            store,
+            hub,
+            bots,
+            limiter,
+            creations,
+            ActionBudget(settings),
+            broadcast,
+            fanout,
         )
 
         def expired(page_id: str) -> None:
@@ -117,7 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await fanout.close()
             await broadcast.close()
             await hub.close_all(CLOSE_SERVICE_RESTART)
-            master.close()
+            close_pages(store, authority)
             database.dispose()
 
     app = DotfightApp(title="Dotfight", version=dotfight.__version__, lifespan=lifespan)

@@ -1,8 +1,8 @@
 """Dawood-bot's seat: when it is the bot's move, a worker process thinks and the bot moves like a person.
 
-The bot's actions go through the master exactly as a person's do (checked, stored, broadcast). It is
+The bot's actions go through the page authority exactly as a person's do (checked, stored, broadcast). It is
 handed the page with a different dice generator (`state.with_rng`), so it can sample luck but never
-peek at the page's real draws. It thinks in a pool of worker processes (`BotPool`), never in the
+peek at the page's real draws. It thinks in a pool of worker processes (`workers/bot.py`), never in the
 server's own: the event loop and the writer never wait on a bot, and a thinking bot holds no lock
 another page needs. Each decision has a time budget, after which the bot plays the best move it found.
 
@@ -27,20 +27,14 @@ import os
 import socket
 import uuid
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from dotfight.server import bot_process
-from dotfight.server.errors import ApiError
-from dotfight.server.master import Applied, Master, Seat
-from dotfight.server.page_view import BotSeat, LoadedPage
-from dotfight.server.settings import Settings
-from dotfight.server.workers import WorkerPool
-from dotfight.store import leases
+from dotfight.server.page_view import LoadedPage
+from dotfight.server.pages.authority import Applied, PageAuthority, Seat
+from dotfight.server.pages.errors import PageError
+from dotfight.server.workers.bot import BotPool
 from dotfight.store.leases import DEFAULT_LEASE_S
-from dotfight.store.models import utc_now
+from dotfight.store.sql_pages import SqlPageStore
 
 logger = logging.getLogger(__name__)
 
@@ -52,38 +46,6 @@ FALLBACK_ACTIONS: tuple[dict[str, Any], ...] = ({"type": "stop"}, {"type": "resi
 # The first pause before trying again while the database is unavailable (it doubles each time, up to
 # the `BOT_RETRY_MAX_S` setting).
 FIRST_RETRY_S = 0.1
-
-
-class BotPool:
-    """Dawood-bot's worker processes: each decision gets the page by value and a time budget."""
-
-    def __init__(self, processes: int, budget_s: float, timeout_s: float) -> None:
-        self._budget_s = budget_s
-        self._workers = WorkerPool("Dawood-bot", processes, timeout_s, ["dotfight.server.bot_process"])
-
-    def warm_up(self) -> None:
-        """Starts the worker processes now rather than at the first decision."""
-        self._workers.warm_up()
-
-    async def decide(self, bot: BotSeat, page: LoadedPage) -> dict[str, Any]:
-        """Returns the action the bot plays on this page (raises WorkerTimeout, or the bot's own error)."""
-        hidden_dice = page.state.with_rng(bot.seed).to_json()
-        return await self._workers.run(
-            bot_process.decide, bot.strength, bot.seed, hidden_dice, self._budget_s
-        )
-
-    def close(self) -> None:
-        """Stops the worker processes (at shutdown)."""
-        self._workers.close()
-
-
-def load_bot_pool(settings: Settings) -> BotPool | None:
-    """Returns the worker processes the server plays bot pages with.
-
-    The runner takes the pool as a parameter (None: bot mode refused with `mode_unavailable`), so a
-    server can be run without bot pages.
-    """
-    return BotPool(settings.bot_processes, settings.bot_budget_s, settings.bot_timeout_s)
 
 
 class _Backoff:
@@ -106,12 +68,16 @@ class BotRunner:
 
     def __init__(
         self,
-        master: Master,
+        authority: PageAuthority,
+        store: SqlPageStore,
         pool: BotPool | None,
         retry_max_s: float = 10.0,
         lease_s: float = DEFAULT_LEASE_S,
     ) -> None:
-        self._master = master
+        self._authority = authority
+        # The leases are the store's to write (dotfight/store/leases.py, on the store's writer), and the
+        # pages waiting for the bot one of its views.
+        self._store = store
         self._pool = pool
         self._retry_max_s = retry_max_s
         self._lease = timedelta(seconds=lease_s)
@@ -122,7 +88,7 @@ class BotRunner:
         # The pages whose lease this process holds (renewed by the heartbeat).
         self._held: set[str] = set()
         self._resumer: asyncio.Task[None] | None = None
-        master.add_listener(self._after_action)
+        authority.add_listener(self._after_action)
 
     @property
     def available(self) -> bool:
@@ -164,9 +130,7 @@ class BotRunner:
             return
         held = set(self._held)
         try:
-            kept = await self._master.write(
-                lambda session: (leases.renew(session, held, self.owner, utc_now(), self._lease), None)
-            )
+            kept = await asyncio.wrap_future(self._store.renew_leases(held, self.owner, self._lease))
         except Exception:
             logger.exception("the bot's leases could not be renewed")
             return
@@ -176,11 +140,8 @@ class BotRunner:
             self._held.discard(page_id)
 
     async def _take_lease(self, page_id: str) -> bool:
-        def take(session: Session) -> tuple[bool, None]:
-            return leases.take(session, page_id, self.owner, utc_now(), self._lease), None
-
         try:
-            taken = await self._master.write(take, order=page_id)
+            taken = await asyncio.wrap_future(self._store.take_lease(page_id, self.owner, self._lease))
         except Exception:  # the sweep tries again once the database answers
             logger.exception("page %s: the bot's lease could not be taken", page_id)
             return False
@@ -188,28 +149,24 @@ class BotRunner:
             self._held.add(page_id)
         return taken
 
-    def _release(self, page_id: str, session: Session) -> tuple[None, None]:
-        leases.release(session, page_id, self.owner)
-        return None, None
-
     async def _give_up_lease(self, page_id: str) -> None:
         self._held.discard(page_id)
         try:
-            await self._master.write(partial(self._release, page_id), order=page_id)
+            await asyncio.wrap_future(self._store.release_lease(page_id, self.owner))
         except Exception:  # it runs out by itself
             logger.exception("page %s: the bot's lease could not be given up", page_id)
 
     async def _bot_to_move(self, page_id: str) -> bool:
         """Tells whether it is the bot's move on the page, as stored (another process may have moved)."""
         try:
-            page = await self._master.page(page_id)
-        except ApiError:
+            page = await self._authority.page(page_id)
+        except PageError:
             return False
         return page.meta.bot is not None and page.state.actor == page.meta.bot.side
 
     async def _resume(self) -> None:
         try:
-            page_ids = await self._master.pages_awaiting_bot()
+            page_ids = await self._store.views.pages_awaiting_bot()
         except Exception:
             logger.exception("the bot pages waiting for a move could not be listed")
             return
@@ -219,7 +176,7 @@ class BotRunner:
             if page_id in self._tasks:
                 continue
             try:
-                self.wake(await self._master.page(page_id))
+                self.wake(await self._authority.page(page_id))
             except Exception:  # one unreadable page must not keep the bot from the others
                 logger.exception("page %s: the bot could not be resumed", page_id)
 
@@ -250,8 +207,8 @@ class BotRunner:
         moves = 0
         while moves < MAX_MOVES_PER_WAKE and page_id in self._held:
             try:
-                page = await self._master.page(page_id)
-            except ApiError as error:
+                page = await self._authority.page(page_id)
+            except PageError as error:
                 if error.code != "unavailable":
                     raise
                 await backoff.pause(page_id)
@@ -275,7 +232,7 @@ class BotRunner:
 
     async def _act(
         self, page_id: str, side: str, action: dict[str, Any], version: int, backoff: _Backoff
-    ) -> ApiError | None:
+    ) -> PageError | None:
         """Plays one action, trying again while the database is unavailable; returns the refusal, if any.
 
         The `move_id` names the bot's move at this version, so a try whose answer was lost (committed
@@ -284,9 +241,9 @@ class BotRunner:
         move_id = f"dawood-bot-{version}-{action.get('type')}"
         while True:
             try:
-                await self._master.act(page_id, Seat(side), action, version, move_id)
+                await self._authority.act(page_id, Seat(side), action, version, move_id)
                 return None
-            except ApiError as error:
+            except PageError as error:
                 if error.code != "unavailable":
                     return error
             await backoff.pause(page_id)

@@ -10,7 +10,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dotfight.server.pages.authority import unavailable
 from dotfight.server.pages.errors import PageError
+from dotfight.store.records import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +78,19 @@ class ApiError(Exception):
         return {"error": self.error_body(), **self.extra}
 
 
-def api_error(error: PageError) -> ApiError:
-    """The page authority's domain error in the API's shape (same code, message, reason and extra)."""
+# What a request may be refused with on its way down: the API's own refusals, the page authority's, and
+# the store's word that the database cannot answer now (from its views).
+Refusal = ApiError | PageError | StoreUnavailable
+REFUSALS = (ApiError, PageError, StoreUnavailable)
+
+
+def api_error(error: Refusal) -> ApiError:
+    """A refusal in the API's shape (a domain error keeps its code, message, reason and extra): the one
+    translation to the wire, for HTTP (the handlers below) and the page socket (live.py) alike."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, StoreUnavailable):
+        error = unavailable(error)
     return ApiError(error.code, error.message, reason=error.reason, extra=error.extra)
 
 
@@ -102,7 +115,7 @@ async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _page_error_handler(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, PageError)
+    assert isinstance(exc, PageError | StoreUnavailable)
     return error_response(api_error(exc))
 
 
@@ -132,6 +145,7 @@ def install_error_handlers(app: FastAPI) -> None:
     """Makes every refusal of `app` answer in the `{error: {...}}` shape (unexpected errors too)."""
     app.add_exception_handler(Exception, _unexpected_error_handler)
     app.add_exception_handler(ApiError, _api_error_handler)
-    app.add_exception_handler(PageError, _page_error_handler)  # the page authority's, if one gets here
+    app.add_exception_handler(PageError, _page_error_handler)  # the page authority's refusals
+    app.add_exception_handler(StoreUnavailable, _page_error_handler)  # the database views' trouble
     app.add_exception_handler(RequestValidationError, _validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, _http_error_handler)

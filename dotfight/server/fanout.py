@@ -15,10 +15,10 @@ import logging
 from typing import Any
 
 from dotfight.server.broadcast import Broadcast, LocalBroadcast
-from dotfight.server.errors import ApiError
 from dotfight.server.hub import Hub, events_message
-from dotfight.server.master import Applied, Master
 from dotfight.server.page_view import LoadedPage, events_on_the_wire
+from dotfight.server.pages.authority import Applied, PageAuthority
+from dotfight.server.pages.errors import PageError
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +28,11 @@ CATCH_UP_PAUSE_S = 0.5
 
 
 class FanOut:
-    """Joins the master (this process's commits), the broadcast (everybody's) and the hub (the sockets)."""
+    """Joins the page authority (this process's commits), the broadcast (everybody's) and the hub (the
+    sockets)."""
 
-    def __init__(self, master: Master, hub: Hub, broadcast: Broadcast) -> None:
-        self._master = master
+    def __init__(self, authority: PageAuthority, hub: Hub, broadcast: Broadcast) -> None:
+        self._authority = authority
         self._hub = hub
         self._broadcast = broadcast
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -48,7 +49,7 @@ class FanOut:
         hub.on_local_presence = broadcast.share_presence
 
     def committed(self, page: LoadedPage, applied: Applied) -> None:
-        """A master listener: an action committed by this process (called under the page's lock)."""
+        """An authority listener: an action committed by this process (called under the page's lock)."""
         page_id = page.meta.id
         heard = self._hub.version(page_id)
         if heard is not None:
@@ -104,11 +105,11 @@ class FanOut:
         heard = self._hub.version(page_id)
         if heard is None or heard >= page.state.version:
             return
-        batches = await self._master.events_since(page_id, heard)
+        batches = await self._authority.events_since(page_id, heard)
         self.bring_up_to(page_id, page, batches)
 
     async def _catch_up(self, page_id: str) -> None:
-        async with self._master.page_lock(page_id):
+        async with self._authority.page_lock(page_id):
             heard = self._hub.version(page_id)
             if heard is None:
                 return  # its last socket left meanwhile
@@ -119,7 +120,7 @@ class FanOut:
                 return  # delivered meanwhile (this process's own commit, announced back to it)
             # One read brings the state in memory up to the log (advanced by the engine, not rebuilt)
             # and gives the events the sockets here missed.
-            page, batches = await self._master.caught_up(page_id, heard)
+            page, batches = await self._authority.caught_up(page_id, heard)
             self.bring_up_to(page_id, page, batches)
 
     def _schedule(self, page_id: str, version: int | None = None) -> None:
@@ -141,7 +142,7 @@ class FanOut:
                 self._again.discard(page_id)
                 try:
                     await self._catch_up(page_id)
-                except ApiError as error:
+                except PageError as error:
                     if error.code != "unavailable":
                         logger.info("page %s: no catch-up (%s)", page_id, error.message)
                         return

@@ -1,9 +1,9 @@
 """The WebSocket hub: the connections of each page, who of them holds a seat, and broadcasting.
 
 Every connection has its own outgoing queue, drained by a writer task while it holds anything, so
-broadcasting is a non-blocking append: the master can broadcast under the page lock (keeping version
-order) without waiting for a slow phone. A connection that lets its queue fill up is dropped; it resumes
-from its version.
+broadcasting is a non-blocking append: the authority's listener can broadcast under the page lock
+(keeping version order) without waiting for a slow phone. A connection that lets its queue fill up is
+dropped; it resumes from its version.
 
 Presence costs O(1) per join or leave: each page counts its connections per seat, a joining connection
 is told the presence once, and the others hear of it only when it changes, gathered over a short delay

@@ -1,7 +1,8 @@
 """The page socket: one client's live conversation with a page (PROTOCOL.md) — hello and catch-up,
 actions with acks and their refusals as error messages, presence, and the flood guards. The route
-(routes/ws.py) checks the handshake and hands the accepted socket here; the page authority (through the
-pages service) decides every action, and the fan-out tells every socket of the page what was committed.
+(routes/ws.py) checks the handshake and hands the accepted socket here; the page authority decides every
+action (its refusals turned into the API's by `errors.api_error`), and the fan-out tells every socket of
+the page what was committed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from fastapi import WebSocket
 from pydantic import TypeAdapter, ValidationError
 
 from dotfight.server.deps import client_key
-from dotfight.server.errors import ApiError, describe_validation_error
+from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_validation_error
 from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, NOBODY, Connection, events_message
 from dotfight.server.limits import TokenBucket
 from dotfight.server.page_view import events_on_the_wire
@@ -150,20 +151,20 @@ class PageSocket:
 
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
-        master = self._services.master
+        authority = self._services.authority
         hub = self._services.hub
         connection = self._connection
         fanout = self._services.fanout
         try:
-            seat = await master.seat(self._page_id, hello.token) if hello.token else None
+            seat = await authority.seat(self._page_id, hello.token) if hello.token else None
             # The seats other processes hold, for a page this process serves no socket of yet.
             remote = NOBODY
             if hub.version(self._page_id) is None:
                 remote = await self._services.broadcast.remote_presence(self._page_id)
             # Under the page lock no action can commit between what this client is told and its
             # joining the broadcasts: it misses nothing and hears nothing twice.
-            async with master.page_lock(self._page_id):
-                page = await master.page(self._page_id)
+            async with authority.page_lock(self._page_id):
+                page = await authority.page(self._page_id)
                 if hub.page_full(self._page_id, connection):
                     raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
                 # The page's sockets here first hear what other processes committed up to this version.
@@ -171,7 +172,7 @@ class PageSocket:
                 version = page.state.version
                 since = hello.version or 0
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
-                    batches = await master.events_since(self._page_id, since)
+                    batches = await authority.events_since(self._page_id, since)
                     events = [event for batch in batches for event in batch]
                     connection.send(events_message(version, events_on_the_wire(page.state, events)))
                 else:
@@ -188,7 +189,8 @@ class PageSocket:
                 if first:
                     fanout.first_joined(self._page_id)
                 self._joined = True
-        except ApiError as error:
+        except REFUSALS as refusal:
+            error = api_error(refusal)
             connection.send_json(error_message(error))
             connection.close_soon(*refused_hello_close(error))
             return False
@@ -208,11 +210,11 @@ class PageSocket:
         try:
             address = client_key(self._connection.websocket)
             self._services.actions.spend(self._page_id, self._seat.label, address)
-            applied = await self._services.master.act(
+            applied = await self._services.authority.act(
                 self._page_id, self._seat, message.action, message.version, message.move_id
             )
-        except ApiError as error:
-            connection.send_json(error_message(error, message.move_id))
+        except REFUSALS as refusal:
+            connection.send_json(error_message(api_error(refusal), message.move_id))
             return
         ack: dict[str, Any] = {"type": "ack", "move_id": message.move_id, "version": applied.version}
         if applied.duplicate:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from dotfight.engine import State, turn_options
@@ -98,10 +98,3 @@ def events_on_the_wire(
 def status_of(state: State) -> str:
     """Returns the stored status of a page in this state: "over" or "open"."""
     return "over" if state.phase == "over" else "open"
-
-
-def iso_utc(moment: datetime) -> str:
-    """Writes a moment as ISO 8601 in UTC (SQLite hands back naive datetimes, stored as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat()

@@ -4,7 +4,7 @@ The server's VAPID key pair is made once, on first need, and kept in the databas
 so every worker process and every restart signs with the same key and browsers' subscriptions stay
 valid. A browser subscribes for one seat (`routes/push.py`, with the seat token): its keys must be a
 P-256 point and a 16-byte secret, its endpoint a public push service (`push_endpoint.py`). After every
-committed action the master tells `PushService.announce`, which decides from the new state and the
+committed action the page authority tells `PushService.announce`, which decides from the new state and the
 action's events whether it just became the other seat's move (or the page just ended) and, if so,
 queues a delivery for that seat, never on the move's path (the listener only queues).
 
@@ -37,8 +37,8 @@ from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 from dotfight.engine import State, other_side
 from dotfight.server.errors import ApiError
 from dotfight.server.hub import Hub
-from dotfight.server.master import Applied
 from dotfight.server.page_view import LoadedPage
+from dotfight.server.pages.authority import Applied
 from dotfight.server.push_endpoint import (
     EndpointPolicy,
     EndpointRefused,
@@ -306,7 +306,7 @@ class PushService:
     # pushing
 
     def announce(self, page: LoadedPage, applied: Applied) -> None:
-        """The master's listener: queues a push when this move made it the other seat's move (never
+        """The authority's listener: queues a push when this move made it the other seat's move (never
         waits; called under the page lock)."""
         if page.meta.mode not in PUSH_MODES:
             return

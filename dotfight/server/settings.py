@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     # --- Work, budgets and the database (issue 9, harden-a). Every cap is per server process: with
     # several processes (or uvicorn workers) each has its own, so the whole server allows N times it.
     # Threads reading the database (snapshots, logs, seats); SQLite in WAL lets readers run side by side.
-    # Every write goes through the one writer thread of writer.py.
+    # Every write goes through the one writer thread of store/writer.py.
     db_threads: int = Field(default=4, gt=0)
     # Threads checking and applying actions with the engine (off the writer and the event loop, so one
     # page's expensive move holds up only its own page).
@@ -103,8 +103,9 @@ class Settings(BaseSettings):
     # SQLite: writes are refused (`unavailable`, and health says so) while the database's disk has less
     # free space than this, so a full disk is reported before SQLite fails half-way.
     db_min_free_bytes: int = Field(default=64 * 1024**2, ge=0)
-    # Dawood-bot thinks in this many worker processes (never in the server's own).
-    bot_processes: int = Field(default=1, gt=0)
+    # Dawood-bot thinks in this many worker processes (never in the server's own); 0: no bot here,
+    # bot pages are refused with mode_unavailable.
+    bot_processes: int = Field(default=1, ge=0)
     # Seconds of thinking per decision; then the bot plays the best move it has found.
     bot_budget_s: float = Field(default=2.0, gt=0)
     # A decision not back this long after it was asked for is given up (the worker is replaced).

@@ -14,6 +14,8 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
+from dotfight.store.records import StoreUnavailable
+
 # How long an SQLite connection waits for another writer before giving up, in seconds (the default of
 # the server's `DB_BUSY_TIMEOUT_S` setting).
 DEFAULT_BUSY_TIMEOUT_S = 5.0
@@ -232,3 +234,11 @@ def is_database_trouble(error: BaseException) -> bool:
     if isinstance(error, DatabaseUnavailable | OperationalError | InterfaceError | PoolTimeout):
         return True
     return isinstance(error, DBAPIError) and error.connection_invalidated
+
+
+def store_unavailable(error: BaseException) -> StoreUnavailable:
+    """The protocol's word for a database in trouble (named in detail when the store itself found it:
+    its file gone, its disk full, its lock held; a driver's error text is not for players)."""
+    unavailable = StoreUnavailable(str(error) if isinstance(error, DatabaseUnavailable) else "")
+    unavailable.__cause__ = error
+    return unavailable

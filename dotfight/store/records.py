@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -258,3 +258,10 @@ class AppendsAnsweredByFuture:
 
 class StoreUnavailable(Exception):
     """The store cannot be reached or written now (nothing was written; the caller may try again)."""
+
+
+def iso_utc(moment: datetime) -> str:
+    """Writes a moment as ISO 8601 in UTC (SQLite hands back naive datetimes, stored as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat()

@@ -2,11 +2,14 @@
 private state checkpointed in `page_states`, behind the protocol the page authority uses.
 
 Reads open a session of their own (the authority calls them on its reader and engine threads). Writes
-are jobs of the single writer (`submit`, dotfight/server/writer.py), committed with the writes waiting
-beside them; their futures are answered after the commit. Whatever the database says is translated
-here into the protocol's terms: a version taken by another process (the conditional UPDATE matching no
-row, or the log's unique constraint) is `VersionMoved`; a database that cannot be reached or written is
-`StoreUnavailable` — so the authority never sees SQLAlchemy.
+are jobs of the store's own single writer (writer.py, built with the store and closed by it), committed
+with the writes waiting beside them; their futures are answered after the commit. A hook given when the
+store is built runs inside every action's transaction (the PostgreSQL NOTIFY, delivered at commit). The
+bot seat's leases (leases.py) are written by the same writer, through the store's lease methods.
+Whatever the database says is translated here into the protocol's terms: a version taken by another
+process (the conditional UPDATE matching no row, or the log's unique constraint) is `VersionMoved`; a
+database that cannot be reached or written is `StoreUnavailable` — so the authority never sees
+SQLAlchemy.
 
 An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
 that also checks the move_id is not logged yet (the database decides, in the same statement, from the
@@ -21,16 +24,24 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any, Protocol, TypeVar
+from datetime import timedelta
+from typing import Any, TypeVar
 
+from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
-from dotfight.store import appends, expiry, repository
-from dotfight.store.database import DatabaseUnavailable, Transaction, is_database_trouble
+from dotfight.store import appends, expiry, leases, repository
+from dotfight.store.database import (
+    DEFAULT_BUSY_TIMEOUT_S,
+    DatabaseFile,
+    Transaction,
+    is_database_trouble,
+    make_session_factory,
+    store_unavailable,
+)
 from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow, utc_now
 from dotfight.store.records import (
-    Answer,
     Appended,
     AppendsAnsweredByFuture,
     Checkpoint,
@@ -41,33 +52,13 @@ from dotfight.store.records import (
     Reply,
     SeatRecord,
     StoredPage,
-    StoreUnavailable,
     VersionMoved,
     future_of,
 )
+from dotfight.store.views import DatabaseViews
+from dotfight.store.writer import AfterCommit, BatchWriter, Job
 
 T = TypeVar("T")
-# A writer job: does its database work in the writer's transaction (its Core connection, or an ORM
-# session on it), returns its result and an optional hook run after the commit.
-AfterCommit = Callable[[], None] | None
-Job = Callable[[Transaction], tuple[T, AfterCommit]]
-# A job written with the ORM alone (the server's other writes: bot leases), run on the transaction's session.
-SessionJob = Callable[[Session], tuple[T, AfterCommit]]
-# Writes several jobs of one kind in one go, answering each as it would alone; None: they cannot be
-# written together (the writer rolls back and writes them one by one).
-Together = Callable[[Transaction, Sequence[Job[Any]]], "list[tuple[Any, AfterCommit]] | None"]
-
-
-class Submit(Protocol):
-    """Queues a job (from any thread): the job, where its outcome goes once committed, the page it locks
-    first, and optionally how to write it with the jobs of the same kind beside it in the batch."""
-
-    def __call__(
-        self, job: Job[Any], answer: Answer[Any], order: str, together: Together | None = None, /
-    ) -> None:
-        """Queues the job."""
-        ...
-
 
 # Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (session, page, version).
 InTransaction = Callable[[Session, str, int], None]
@@ -105,14 +96,6 @@ def summary_of(checkpoint: Checkpoint) -> dict[str, Any]:
     }
 
 
-def store_unavailable(error: BaseException) -> StoreUnavailable:
-    """The protocol's word for a database in trouble (named in detail when the store itself found it:
-    its file gone, its disk full, its lock held; a driver's error text is not for players)."""
-    unavailable = StoreUnavailable(str(error) if isinstance(error, DatabaseUnavailable) else "")
-    unavailable.__cause__ = error
-    return unavailable
-
-
 @contextlib.contextmanager
 def _answering() -> Iterator[None]:
     """Translates a database that cannot be reached or written now into StoreUnavailable."""
@@ -145,11 +128,28 @@ class SqlPageStore(AppendsAnsweredByFuture):
     """Pages in the database (SQLite or PostgreSQL)."""
 
     def __init__(
-        self, sessions: sessionmaker[Session], submit: Submit, in_transaction: InTransaction | None = None
+        self,
+        database: Engine,
+        *,
+        busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
+        min_free_bytes: int = 0,
+        view_threads: int = 1,
+        in_transaction: InTransaction | None = None,
     ) -> None:
-        self._sessions = sessions
-        self._submit = submit
-        self.in_transaction = in_transaction
+        """Opens the store on a database: its writer (which writes nothing while an SQLite file has
+        fewer than `min_free_bytes` free beside it, or is gone) and its views (on `view_threads`
+        threads); `in_transaction` runs inside every action's write transaction."""
+        self._sessions = make_session_factory(database)
+        file = DatabaseFile.of(database, min_free_bytes)
+        self._writer = BatchWriter(database, busy_timeout_s, check=file.problem if file is not None else None)
+        self._submit = self._writer.submit
+        self._in_transaction = in_transaction
+        self.views = DatabaseViews(database, self._sessions, view_threads, busy_timeout_s, file)
+
+    def close(self) -> None:
+        """Finishes the writes already queued and the views' reads, then stops their threads."""
+        self._writer.close()
+        self.views.close()
 
     def _missing(self, session: Session, page_id: str) -> NoSuchPage:
         return NoSuchPage(page_id, expired=expiry.is_expired(session, page_id))
@@ -228,6 +228,34 @@ class SqlPageStore(AppendsAnsweredByFuture):
             rows = repository.page_seats(session, page_id)
             return [SeatRecord(token_hash=row.token_hash, side=row.side, kind=row.kind) for row in rows]
 
+    # ----------------------------------------------------------------------------------------------
+    # the bot seat's leases (leases.py), written by the same writer
+
+    def take_lease(self, page_id: str, owner: str, length: timedelta) -> Future[bool]:
+        """Takes (or renews) a bot page's lease for `owner` unless another holds it; tells whether taken."""
+
+        def take(transaction: Transaction) -> tuple[bool, None]:
+            return leases.take(transaction.session, page_id, owner, utc_now(), length), None
+
+        return self._write(take, page_id)
+
+    def renew_leases(self, page_ids: set[str], owner: str, length: timedelta) -> Future[set[str]]:
+        """Renews the leases `owner` still holds among `page_ids`; answers the ids it still holds."""
+
+        def renew(transaction: Transaction) -> tuple[set[str], None]:
+            return leases.renew(transaction.session, page_ids, owner, utc_now(), length), None
+
+        return self._write(renew, "")
+
+    def release_lease(self, page_id: str, owner: str) -> Future[None]:
+        """Gives up `owner`'s lease on a bot page (if it holds it)."""
+
+        def release(transaction: Transaction) -> tuple[None, None]:
+            leases.release(transaction.session, page_id, owner)
+            return None, None
+
+        return self._write(release, page_id)
+
     def append_then(
         self,
         page_id: str,
@@ -294,8 +322,8 @@ class _Append:
         checkpoint = self.checkpoint
         if checkpoint.state is not None:
             appends.save_state(transaction.connection, self.page_id, checkpoint.version, checkpoint.state)
-        if self.store.in_transaction is not None:
-            self.store.in_transaction(transaction.session, self.page_id, self.entry.version)
+        if self.store._in_transaction is not None:
+            self.store._in_transaction(transaction.session, self.page_id, self.entry.version)
 
 
 def _appended_together(

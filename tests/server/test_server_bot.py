@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import time
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 from server_testkit import simple_action
 
@@ -67,6 +70,56 @@ def stored_log(server: ServerProcess) -> list[tuple[int, str]]:
         return list(database.execute("SELECT version, side FROM actions ORDER BY version"))
 
 
+def descendants(pid: int) -> list[int]:
+    """The ids of every process below `pid` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                # The parent id is the 4th field, after "(command)" (which may hold spaces).
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, its_parent in parents.items() if its_parent == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def bot_workers(server: ServerProcess) -> list[int]:
+    """The server's Dawood-bot worker processes and their forkserver (their command line names the
+    module they preload)."""
+    assert server.process is not None
+    workers = []
+    for pid in descendants(server.process.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"dotfight.server.bot_process" in command:
+            workers.append(pid)
+    return workers
+
+
+@contextmanager
+def bot_frozen(server: ServerProcess) -> Iterator[None]:
+    """Stops the server's bot workers (SIGSTOP), so that the bot cannot answer; on leaving, kills them
+    (the server is killed meanwhile, and a stopped worker cannot notice that its server is gone)."""
+    workers = bot_workers(server)
+    assert workers, "the server's bot workers were not found"
+    for pid in workers:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in workers:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_a_restart_lets_the_bot_answer_a_move_without_anyone_looking(fresh_server: ServerProcess) -> None:
     fresh_server.start()
     created = fresh_server.http.post("/api/pages", json={"preset": "quick", "mode": "bot"}).json()
@@ -77,12 +130,15 @@ def test_a_restart_lets_the_bot_answer_a_move_without_anyone_looking(fresh_serve
         url, json={"action": {"type": "quick_setup"}, "version": 0}, headers=headers
     )
     assert setup.status_code == 200, setup.text
-    # Blue's `ready` hands the positioning to the bot; the server dies before the bot can answer.
-    answer = fresh_server.http.post(url, json={"action": {"type": "ready"}, "version": 1}, headers=headers)
-    fresh_server.kill()
+    # Blue's `ready` hands the positioning to the bot, whose workers are frozen: the server dies before
+    # the bot can answer, every time.
+    with bot_frozen(fresh_server):
+        answer = fresh_server.http.post(
+            url, json={"action": {"type": "ready"}, "version": 1}, headers=headers
+        )
+        fresh_server.kill()
     assert answer.status_code == 200, answer.text
-    if stored_log(fresh_server) != [(1, "blue"), (2, "blue")]:
-        pytest.skip("the bot answered before the server was killed; nothing left to resume")
+    assert stored_log(fresh_server) == [(1, "blue"), (2, "blue")]
     fresh_server.start()
     # Only the log is read: neither a GET of the page nor a hello wakes the bot.
     deadline = time.monotonic() + WAIT_SECONDS

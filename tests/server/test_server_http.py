@@ -214,10 +214,10 @@ def test_nan_in_rules_is_refused(client: TestClient) -> None:
 
 
 def test_bot_mode_is_refused_clearly_while_dawood_bot_is_missing(
-    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+    make_settings: Callable[..., Settings],
 ) -> None:
-    monkeypatch.setattr("dotfight.server.app.load_bot_pool", lambda _settings: None)
-    with TestClient(create_app(make_settings())) as client:
+    # A server given no process for the bot (DOTFIGHT_BOT_PROCESSES=0) has no Dawood-bot.
+    with TestClient(create_app(make_settings(bot_processes=0))) as client:
         response = client.post("/api/pages", json={"preset": "quick", "mode": "bot"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "mode_unavailable"
@@ -497,7 +497,7 @@ def test_an_unexpected_failure_still_answers_in_the_error_shape(
     async def broken(self: object, page_ids: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("dotfight.server.master.Master.summaries", broken)
+    monkeypatch.setattr("dotfight.store.views.DatabaseViews.summaries", broken)
     with TestClient(create_app(make_settings()), raise_server_exceptions=False) as client:
         response = client.get("/api/pages", params={"ids": "abc"})
     assert response.status_code == 500

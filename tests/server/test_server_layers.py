@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -42,16 +43,37 @@ from tests.support.players import nearest_snipe_action
 
 T = TypeVar("T")
 FORBIDDEN = ("sqlalchemy", "pydantic", "pydantic_settings", "fastapi", "starlette")
+WEB = ("fastapi", "starlette", "uvicorn")
 
 
 @pytest.mark.parametrize(
-    "module", ["dotfight.server.pages.authority", "dotfight.store.records", "dotfight.store.memory"]
+    "module",
+    [
+        "dotfight.server.pages.authority",
+        "dotfight.server.workers.engine",  # the authority's engine workers
+        "dotfight.store.records",
+        "dotfight.store.memory",
+    ],
 )
 def test_the_authority_and_the_store_protocol_import_no_pydantic_nor_sqlalchemy(module: str) -> None:
     code = f"import sys, json, {module}; print(json.dumps(sorted(sys.modules)))"
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
     assert module in loaded
     assert [name for name in loaded if name.split(".")[0] in FORBIDDEN] == []
+
+
+# Every module of the store, the writer among them: storage knows nothing of the server above it.
+STORE_MODULES = sorted(
+    f"dotfight.store.{path.stem}" for path in Path("dotfight/store").glob("*.py") if path.stem != "__init__"
+)
+
+
+def test_the_store_imports_nothing_of_the_server_nor_the_web_framework() -> None:
+    assert "dotfight.store.writer" in STORE_MODULES and "dotfight.store.sql_pages" in STORE_MODULES
+    code = f"import sys, json, {', '.join(STORE_MODULES)}; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    upward = [name for name in loaded if name.startswith("dotfight.server") or name.split(".")[0] in WEB]
+    assert upward == []
 
 
 @pytest.fixture
@@ -244,7 +266,7 @@ def test_a_domain_error_reaching_a_route_is_answered_in_the_api_shape(
     async def expired(*_: object) -> list[dict[str, Any]]:
         raise PageExpired("this page expired", reason="idle")
 
-    monkeypatch.setattr("dotfight.server.master.Master.summaries", expired)
+    monkeypatch.setattr("dotfight.store.views.DatabaseViews.summaries", expired)
     with TestClient(create_app(make_settings())) as client:
         answer = client.get("/api/pages", params={"ids": "abc"})
     assert answer.status_code == 410

@@ -15,11 +15,11 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
-from dotfight.server.errors import ApiError
-from dotfight.server.writer import BatchWriter
 from dotfight.store.database import Transaction, make_engine
 from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION, upgrade_to_head
 from dotfight.store.models import Base, PageRow, utc_now
+from dotfight.store.records import JobRefused
+from dotfight.store.writer import BatchWriter
 
 
 def alembic_head() -> str:
@@ -81,7 +81,7 @@ async def test_one_bad_write_in_a_batch_spoils_none_of_the_others(database: Engi
         return job
 
     def refuse(transaction: Transaction) -> tuple[str, None]:
-        raise ApiError("illegal_action", "refused before writing")
+        raise JobRefused("refused before writing")
 
     def break_the_transaction(transaction: Transaction) -> tuple[str, None]:
         transaction.session.add(page_row("first"))  # the same id again: the batch's flush fails
@@ -99,8 +99,8 @@ async def test_one_bad_write_in_a_batch_spoils_none_of_the_others(database: Engi
     results = await asyncio.gather(held, *jobs, return_exceptions=True)
     writer.close()
     assert results[0] == "held" and results[1] == "first" and results[4] == "second"
-    assert isinstance(results[2], ApiError) and results[2].code == "illegal_action"
-    assert isinstance(results[3], Exception) and not isinstance(results[3], ApiError)
+    assert isinstance(results[2], JobRefused) and str(results[2]) == "refused before writing"
+    assert isinstance(results[3], Exception) and not isinstance(results[3], JobRefused)
     with Session(database) as session:
         assert session.scalar(select(func.count()).select_from(PageRow)) == 2
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dotfight.engine import Replay, RuleSet, apply
-from dotfight.server.master import Master
+from dotfight.server.app import close_pages, open_pages
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat
 from dotfight.server.settings import Settings
@@ -52,10 +52,10 @@ def two(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[PageAu
     url = f"sqlite:///{tmp_path / 'pages.sqlite3'}"
     databases = [make_engine(url), make_engine(url)]
     upgrade_to_head(databases[0])
-    masters = [Master(Settings(database_url=url), database) for database in databases]
-    yield masters[0].authority, masters[1].authority
-    for master, database in zip(masters, databases, strict=True):
-        master.close()
+    opened = [open_pages(Settings(database_url=url), database) for database in databases]
+    yield opened[0][1], opened[1][1]
+    for (store, authority), database in zip(opened, databases, strict=True):
+        close_pages(store, authority)
         database.dispose()
 
 

@@ -24,7 +24,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from dotfight.server.master import Master, Seat
+from dotfight.server.app import close_pages, open_pages
+from dotfight.server.pages.authority import Seat
 from dotfight.server.schemas import BotIn, PageCreate
 from dotfight.server.settings import Settings
 from dotfight.store.database import make_engine
@@ -207,21 +208,21 @@ def create_waiting_bot_pages(url: str, count: int) -> dict[str, int]:
 
     async def create() -> dict[str, int]:
         database = make_engine(url)
-        master = Master(Settings(database_url=url), database)
+        store, authority = open_pages(Settings(database_url=url), database)
         try:
             pages = {}
             for number in range(count):
                 request = PageCreate(preset="quick", mode="bot", bot=BotIn(side="blue", strength="hard"))
-                page = (await master.create(request, bot_seed=number + 1)).page
+                page = (await authority.create(request.command(number + 1))).page
                 while not (page.state.phase == "play" and page.state.actor == "blue"):
                     action = nearest_snipe_action(page.public_snapshot())
                     side = page.state.actor or "blue"
-                    await master.act(page.meta.id, Seat(side), action, page.state.version, None)
-                    page = await master.page(page.meta.id)
+                    await authority.act(page.meta.id, Seat(side), action, page.state.version, None)
+                    page = await authority.page(page.meta.id)
                 pages[page.meta.id] = page.state.version
             return pages
         finally:
-            master.close()
+            close_pages(store, authority)
             database.dispose()
 
     return asyncio.run(create())

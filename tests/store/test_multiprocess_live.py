@@ -42,6 +42,9 @@ class LiveSocket:
     def __init__(self, server: ServerProcess, page_id: str, token: str | None) -> None:
         self.connection: ClientConnection = connect(server.ws_url(page_id), legacy=True)
         self.messages: list[dict[str, Any]] = []
+        # What ended the reader other than a clean close (a message that is not JSON, a connection
+        # dropped by the server): raised by the next wait, so that it fails the test at its cause.
+        self.failure: Exception | None = None
         self._changed = threading.Condition()
         self.connection.send(json.dumps({"type": "hello", "token": token}))
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -54,8 +57,15 @@ class LiveSocket:
                 with self._changed:
                     self.messages.append(json.loads(text))
                     self._changed.notify_all()
-        except Exception:
-            pass
+        except Exception as error:  # kept for the test's thread, which raises it
+            with self._changed:
+                self.failure = error
+                self._changed.notify_all()
+
+    def _raise_failure(self) -> None:
+        """Fails the test with what ended the reader, if anything did (call holding `_changed`)."""
+        if self.failure is not None:
+            raise AssertionError(f"the socket's reader failed: {self.failure!r}") from self.failure
 
     def wait_for(self, test: Any, timeout: float = HEARD_WITHIN_S) -> dict[str, Any]:
         """Waits for a message (since the start) passing `test`; returns the latest such."""
@@ -65,6 +75,7 @@ class LiveSocket:
                 found = [message for message in self.messages if test(message)]
                 if found:
                     return found[-1]
+                self._raise_failure()
                 left = deadline - time.monotonic()
                 assert left > 0, f"not heard in time; heard {self.messages[-5:]}"
                 self._changed.wait(left)
@@ -72,10 +83,12 @@ class LiveSocket:
     def versions(self) -> list[int]:
         """The versions of the `events` messages heard, in order."""
         with self._changed:
+            self._raise_failure()
             return [message["version"] for message in self.messages if message["type"] == "events"]
 
     def presence(self) -> tuple[bool, bool] | None:
         with self._changed:
+            self._raise_failure()
             last = [message for message in self.messages if message["type"] == "presence"]
         return (last[-1]["blue"], last[-1]["red"]) if last else None
 
@@ -99,6 +112,9 @@ class LiveSocket:
         return answer
 
     def close(self) -> None:
+        """Closes the socket; fails if its reader had failed since the last wait."""
+        with self._changed:
+            self._raise_failure()
         self.connection.close()
 
 

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,12 +20,12 @@ import pytest
 from sqlalchemy import Engine, event, func, inspect, select, text
 from sqlalchemy.orm import Session
 
-from dotfight.server.writer import BatchWriter
-from dotfight.store.database import Transaction, make_engine, make_session_factory
+from dotfight.store.database import Transaction, make_engine
 from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import ActionRow, PageStateRow
 from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord, VersionMoved
 from dotfight.store.sql_pages import SqlPageStore
+from dotfight.store.writer import BatchWriter
 
 STATE = {"private": "state", "soldiers": list(range(50))}
 
@@ -33,21 +33,37 @@ STATE = {"private": "state", "soldiers": list(range(50))}
 @dataclass
 class Stores:
     engine: Engine
-    writer: BatchWriter
     store: SqlPageStore
+    others: list[SqlPageStore] = field(default_factory=list)
+
+    @property
+    def writer(self) -> BatchWriter:
+        """The store's own writer (to keep it busy, or to break its connection)."""
+        return writer_of(self.store)
 
     def fresh_store(self) -> SqlPageStore:
-        """Another store on the same database and writer (as after a restart: it remembers nothing)."""
-        return SqlPageStore(make_session_factory(self.engine), self.writer.submit)
+        """Another store on the same database (as after a restart: it remembers nothing)."""
+        self.others.append(SqlPageStore(self.engine))
+        return self.others[-1]
+
+    def close(self) -> None:
+        """Stops the stores' writers."""
+        for store in (self.store, *self.others):
+            store.close()
+
+
+def writer_of(store: SqlPageStore) -> BatchWriter:
+    """A store's own writer."""
+    return store._writer
 
 
 @pytest.fixture
 def stores(tmp_path: Path) -> Iterator[Stores]:
     engine = make_engine(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
     upgrade_to_head(engine)
-    writer = BatchWriter(engine)
-    yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
-    writer.close()
+    stores = Stores(engine, SqlPageStore(engine))
+    yield stores
+    stores.close()
     engine.dispose()
 
 
@@ -60,9 +76,9 @@ def any_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         url = request.getfixturevalue("postgres_url")
     engine = make_engine(url)
     upgrade_to_head(engine)
-    writer = BatchWriter(engine)
-    yield Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
-    writer.close()
+    stores = Stores(engine, SqlPageStore(engine))
+    yield stores
+    stores.close()
     engine.dispose()
 
 
@@ -169,7 +185,7 @@ def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Sto
         return None, None
 
     held: Future[None] = Future()
-    stores.writer.submit(hold, held, "")
+    writer_of(forgetful).submit(hold, held, "")
     answers = [
         append(forgetful, "a", 1, "a-move"),
         forgetful.append("b", 1, entry(2, "b-move"), checkpoint(2)),  # logged before: a duplicate
@@ -323,8 +339,7 @@ def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes
     out before its commit was sent wrote nothing, and is written again on a new connection."""
     engine = make_engine(postgres_url)
     upgrade_to_head(engine)
-    writer = BatchWriter(engine)
-    stores = Stores(engine, writer, SqlPageStore(make_session_factory(engine), writer.submit))
+    stores = Stores(engine, SqlPageStore(engine))
     try:
         new_page(stores.store, "p1")
         append(stores.store, "p1", 1, "m1").result(10)
@@ -336,12 +351,12 @@ def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes
                 )
             ).scalar()
         assert dropped and dropped >= 1
-        with caplog.at_level(logging.INFO, logger="dotfight.server.writer"):
+        with caplog.at_level(logging.INFO, logger="dotfight.store.writer"):
             assert append(stores.store, "p1", 2, "m2").result(10) == Appended(entry(2, "m2"))
         assert "the writer's connection was lost" in caplog.text  # found out by the batch, not before
         assert [logged.version for logged in stores.fresh_store().load("p1").entries] == [1, 2]
     finally:
-        writer.close()
+        stores.close()
         engine.dispose()
 
 

@@ -91,7 +91,7 @@ def push_service_on_loopback() -> Iterator[PushService]:
 
         def answer(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            service.hold.wait(10)
+            service.hold.wait(60)  # longer than any test holds it: `hold` is set again at the end
             with service.arrived:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 service.received.append(Received(self.path, headers, body))

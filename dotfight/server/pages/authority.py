@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,18 +29,15 @@ from typing import Any, NamedTuple, TypeVar
 
 from dotfight.engine import (
     EngineError,
-    IllegalAction,
     MalformedAction,
-    Replay,
     RuleSet,
     RuleSetError,
     State,
-    apply,
     changes_nothing,
     check_new_page,
     new_page,
 )
-from dotfight.server import engine_process, fair_dice, tokens
+from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, status_of
 from dotfight.server.pages.errors import (
@@ -55,7 +51,8 @@ from dotfight.server.pages.errors import (
     Unavailable,
 )
 from dotfight.server.pages.handoff import LoopReplies, WorkThreads
-from dotfight.server.workers import WorkerFailed, WorkerPool
+from dotfight.server.workers import WorkerFailed
+from dotfight.server.workers.engine import EngineWorkers, within_new_page_limits
 from dotfight.store.records import (
     Appended,
     Checkpoint,
@@ -166,16 +163,6 @@ class _Move(NamedTuple):
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def within_new_page_limits(rules: RuleSet) -> bool:
-    """Tells whether a page's rules are within what a new page may have (`check_new_page`): only pages
-    stored before a limit existed are outside, and their moves may be expensive."""
-    try:
-        check_new_page(rules)
-    except RuleSetError:
-        return False
-    return True
-
-
 def checkpoint_of(state: State) -> Checkpoint:
     """The store's summary of a page at `state`, with the private state every
     `checkpoint_interval` versions and at the end."""
@@ -232,11 +219,6 @@ def engine_refusal(error: EngineError) -> EngineRefusal:
     return EngineRefusal(code, error.message, reason=error.reason)
 
 
-def _refusal_of(outcome: engine_process.Outcome) -> EngineError:
-    _, malformed, code, reason, message = outcome
-    return MalformedAction(reason, message) if malformed else IllegalAction(reason, message, code)
-
-
 class PageAuthority:
     """Creates pages, applies actions and reads pages, with one writer per page at a time."""
 
@@ -247,9 +229,8 @@ class PageAuthority:
         self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
         self._engines = WorkThreads(capacity.engine_threads, "dotfight-engine")
         self._replies: LoopReplies | None = None
-        # Started at the first page that needs it (pages outside the new-page limits are rare).
-        self._isolated: WorkerPool | None = None
-        self._isolated_lock = threading.Lock()
+        # The engine's worker processes, started at the first page that needs them (rare).
+        self._engine = EngineWorkers(capacity.engine_processes, capacity.engine_timeout_s)
         self._pages: LruCache[str, LoadedPage] = LruCache(capacity.cache_pages)
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(capacity.cache_pages)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -264,8 +245,7 @@ class PageAuthority:
 
     def close(self) -> None:
         """Stops the engine and reader threads (finishing submitted work) and the engine's processes."""
-        if self._isolated is not None:
-            self._isolated.close()
+        self._engine.close()
         self._engines.shutdown()
         self._readers.shutdown(wait=True)
 
@@ -281,38 +261,10 @@ class PageAuthority:
         """Drops a page's state from memory (it is loaded from the store when next asked for)."""
         self._pages.drop(page_id)
 
-    def _isolated_engine(self) -> WorkerPool:
-        with self._isolated_lock:
-            if self._isolated is None:
-                capacity = self._capacity
-                self._isolated = WorkerPool(
-                    "the engine", capacity.engine_processes, capacity.engine_timeout_s,
-                    ["dotfight.server.engine_process"],
-                )  # fmt: skip
-            return self._isolated
-
     def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
-        """Applies one action (raising the engine's refusal): on this thread, or, for a page whose rules
-        are outside the new-page limits, in an engine worker process, so that its cost (seconds, hundreds
-        of MB) can never hold this process's GIL or memory. Called on engine and reader threads only."""
-        if within_new_page_limits(state.rules):
-            return apply(state, side, action)
-        outcome = self._isolated_engine().call(engine_process.apply_by_value, state.to_json(), side, action)
-        if outcome[0] == "refused":
-            raise _refusal_of(outcome)
-        return State.from_json(outcome[1]), outcome[2]
-
-    def _replay(self, rules: RuleSet, seed: int, actions: list[dict[str, Any]]) -> State:
-        """Replays a whole log (in an engine worker process when the rules are outside the limits)."""
-        if within_new_page_limits(rules):
-            replay = Replay(rules, seed, actions)
-            if replay.error is not None or replay.valid != len(actions):
-                raise RuntimeError(f"the log does not replay ({replay.error!r})")
-            return replay.state
-        outcome = self._isolated_engine().call(engine_process.replay_by_value, rules.to_json(), seed, actions)
-        if outcome[0] == "refused":
-            raise RuntimeError(f"the log does not replay ({_refusal_of(outcome)!r})")
-        return State.from_json(outcome[1])
+        """Applies one action (raising the engine's refusal), in a worker process for rules outside the
+        new-page limits (workers/engine.py). Called on engine and reader threads only."""
+        return self._engine.advance(state, side, action)
 
     async def _off_loop(self, work: Callable[..., T], *args: Any) -> T:
         """Runs store work on a reader thread, its store errors in the authority's terms."""
@@ -384,7 +336,7 @@ class PageAuthority:
                 state, _ = self._advance(state, entry.side, entry.action)
         else:
             logger.info("page %s: rebuilding its state from the whole log", page_id)
-            state = self._replay(
+            state = self._engine.replay(
                 RuleSet.from_json(meta.rules),
                 int(meta.seed, 16),
                 [{"side": entry.side, "action": entry.action} for entry in stored.entries],

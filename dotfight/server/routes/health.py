@@ -17,7 +17,7 @@ async def health(services: ServicesDep) -> Health:
     """Answers `{status: "ok", version}` when the database answers and is writable, else 503 unavailable
     saying why (it does not answer; its file is gone or replaced; its disk is full; another writer holds
     its write lock)."""
-    problem = await services.master.health_problem()
+    problem = await services.store.views.health_problem()
     if problem is not None:
         raise ApiError("unavailable", problem)
     return Health(status="ok", version=dotfight.__version__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 from typing import Annotated, Any
@@ -19,7 +20,7 @@ from dotfight.server.deps import (
     client_key,
 )
 from dotfight.server.errors import ApiError
-from dotfight.server.master import LogSlice
+from dotfight.server.pages.errors import BadToken
 from dotfight.server.schemas import (
     MAX_STORED_INT,
     ActionIn,
@@ -29,6 +30,7 @@ from dotfight.server.schemas import (
     PageSummary,
 )
 from dotfight.server.settings import Settings
+from dotfight.store.views import LogSlice
 
 router = APIRouter(prefix="/api")
 
@@ -52,7 +54,7 @@ async def create_page(body: PageCreate, request: Request, services: ServicesDep)
         if not services.bots.available:
             raise ApiError("mode_unavailable", "Dawood-bot cannot play on this server yet")
         bot_seed = secrets.randbits(BOT_SEED_BITS)
-    created = await services.master.create(body.command(bot_seed))
+    created = await services.authority.create(body.command(bot_seed))
     services.bots.wake(created.page)
     page_id = created.page.meta.id
     base = public_base(services.settings, request)
@@ -82,22 +84,19 @@ async def page_summaries(
     if len(wanted) > limit:
         raise ApiError("bad_request", f"ask for at most {limit} pages at once")
     wanted = [page_id for page_id in wanted if re.fullmatch(PAGE_ID_PATTERN, page_id)]
-    rows = await services.master.summaries(wanted)
+    rows = await services.store.views.summaries(wanted)
     return [PageSummary.model_validate(row) for row in rows]
 
 
 @router.get("/pages/{page_id}")
 async def page_snapshot(page_id: PageId, services: ServicesDep, token: ReaderToken) -> JSONResponse:
     """Answers the page's snapshot to anyone; with a seat token, also which seat it holds (`seat`)."""
-    page = await services.master.page(page_id)
+    page = await services.authority.page(page_id)
     snapshot = page.public_snapshot()
     if token is not None:
-        try:
-            snapshot["seat"] = (await services.master.seat(page_id, token)).label
-        except ApiError as error:
-            # Any holder of the id may read the page: a token that holds no seat here just adds nothing.
-            if error.code != "bad_token":
-                raise
+        # Any holder of the id may read the page: a token that holds no seat here just adds nothing.
+        with contextlib.suppress(BadToken):
+            snapshot["seat"] = (await services.authority.seat(page_id, token)).label
     services.bots.wake(page)  # e.g. after a restart while it was the bot's move
     return JSONResponse(snapshot)
 
@@ -114,7 +113,19 @@ async def page_log(
     or null at the page's end (the seed once the page is over)."""
     settings = services.settings
     size = min(limit or settings.log_page_default, settings.log_page_max)
-    text = await services.master.log(page_id, LogSlice(start, size))
+    # The log is read after the page: entries newer than the page's version are left out, so the seed
+    # is never shown beside a log that does not end the page.
+    page = await services.authority.page(page_id)
+    meta = page.meta
+    head = {
+        "id": meta.id,
+        "mode": meta.mode,
+        "preset": meta.preset,
+        "rules": meta.rules,
+        "seed_sha256": meta.seed_sha256,
+        "seed": page.revealed_seed(),
+    }
+    text = await services.store.views.log(head, page.state.version, LogSlice(start, size))
     return Response(text, media_type="application/json")
 
 
@@ -125,7 +136,7 @@ async def page_action(
     """Applies one action for the seat of the bearer token at the version the client saw."""
     if token is None:
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
-    seat = await services.master.seat(page_id, token)
+    seat = await services.authority.seat(page_id, token)
     services.actions.spend(page_id, seat.label, client_key(request))
-    applied = await services.master.act(page_id, seat, body.action, body.version, body.move_id)
+    applied = await services.authority.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)

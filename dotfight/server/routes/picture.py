@@ -199,7 +199,7 @@ async def picture_svg(
 ) -> Response:
     """Answers the page drawn as an SVG in the pen style of the web app (gzipped when the client takes
     it, as the worker made it; unzipped here only for a client that does not)."""
-    page = await services.master.page(page_id)
+    page = await services.authority.page(page_id)
     headers, held = picture_headers(request, page, "svg")
     if held:
         return Response(status_code=304, headers=headers)
@@ -217,7 +217,7 @@ async def picture_png(
     page_id: PageId, request: Request, services: ServicesDep, pictures: PicturesDep
 ) -> Response:
     """Answers the page drawn as a PNG (the SVG rasterised; the preview of a shared link)."""
-    page = await services.master.page(page_id)
+    page = await services.authority.page(page_id)
     headers, held = picture_headers(request, page, "png")
     if held:
         return Response(status_code=304, headers=headers)

@@ -68,7 +68,7 @@ async def _seat_side(services: Services, page_id: str, token: str | None) -> str
     """Returns the side of the seat token (pushes are per seat: a pass-one-phone token holds none)."""
     if token is None:
         raise ApiError("bad_token", "subscribing needs a seat token ('Authorization: Bearer <token>')")
-    seat = await services.master.seat(page_id, token)
+    seat = await services.authority.seat(page_id, token)
     if seat.side is None:
         raise ApiError("bad_request", "pushes are for pages on a shared link or live", reason="no_push")
     return seat.side
@@ -87,7 +87,7 @@ async def subscribe(
 ) -> JSONResponse:
     """Keeps a browser's subscription for the token's seat: it is pushed to when that seat's move comes."""
     side = await _seat_side(services, page_id, token)
-    page = await services.master.page(page_id)
+    page = await services.authority.page(page_id)
     await push.subscribe(page, side, body.endpoint, body.keys.p256dh, body.keys.auth)
     return JSONResponse({"page": page_id, "side": side}, status_code=201)
 

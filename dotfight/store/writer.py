@@ -7,13 +7,14 @@ write still commits before anyone hears of it, and a write never waits for anoth
 
 A job is a `prepare(transaction)` callable (`store.database.Transaction`: the Core connection, and an ORM
 session on it made only when a job asks) that checks what it must, then writes, and returns its result
-with an optional hook to run after the commit (e.g. updating an in-memory cache). Jobs of one kind may also
-be written together: the appends of play side by side in a batch go to the store's `together` function
+with an optional hook to run after the commit (e.g. updating an in-memory cache). The writer is
+`SqlPageStore`'s own (sql_pages.py builds it and is its only user). Jobs of one kind may also be
+written together: the appends of play side by side in a batch go to the store's `together` function
 at once (one executemany per statement); if that finds a row that does not match, the transaction is
 rolled back and the batch runs again job by job, so the one refused is found and the others go on.
 Jobs only touch the database: the engine's work is done before a job is queued (pages/authority.py),
-so one page's expensive move never holds up another page's write. A job that refuses (raises ApiError
-or JobRefused) must do so before writing anything; it is answered with its error and the others go on.
+so one page's expensive move never holds up another page's write. A job that refuses (raises
+JobRefused) must do so before writing anything; it is answered with its error and the others go on.
 If the commit fails on a constraint (e.g. another worker process took a version), the batch is rolled
 back and each job is run again in a transaction of its own.
 
@@ -41,14 +42,13 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
-from dotfight.server.errors import ApiError
 from dotfight.store.database import (
     DEFAULT_BUSY_TIMEOUT_S,
     DatabaseUnavailable,
@@ -57,12 +57,18 @@ from dotfight.store.database import (
     is_database_trouble,
 )
 from dotfight.store.records import Answer, JobRefused
-from dotfight.store.sql_pages import AfterCommit, Together
-from dotfight.store.sql_pages import Job as Prepare
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# A hook run once the job's transaction is committed (e.g. updating an in-memory cache), or None.
+AfterCommit = Callable[[], None] | None
+# A writer job: does its database work in the writer's transaction (its Core connection, or an ORM
+# session on it), returns its result and an optional hook run after the commit.
+Job = Callable[[Transaction], tuple[T, AfterCommit]]
+# Writes several jobs of one kind in one go, answering each as it would alone; None: they cannot be
+# written together (the writer rolls back and writes them one by one).
+Together = Callable[[Transaction, Sequence[Job[Any]]], "list[tuple[Any, AfterCommit]] | None"]
 # Says why the database cannot take a write now (its file gone, its disk full), or None.
 WriteCheck = Callable[[], str | None]
 
@@ -78,7 +84,7 @@ class _Job(Generic[T]):
     __slots__ = ("deadline", "future", "order", "prepare", "together")
 
     def __init__(
-        self, prepare: Prepare[T], future: Answer[T], deadline: float, order: str, together: Together | None
+        self, prepare: Job[T], future: Answer[T], deadline: float, order: str, together: Together | None
     ) -> None:
         self.prepare = prepare
         self.future = future
@@ -100,7 +106,7 @@ def _runs(batch: list[_Job[Any]]) -> Iterator[list[_Job[Any]]]:
         yield run
 
 
-_Outcome = tuple[_Job[Any], Any, AfterCommit, ApiError | JobRefused | None]
+_Outcome = tuple[_Job[Any], Any, AfterCommit, JobRefused | None]
 
 
 def _prepared(transaction: Transaction, run: list[_Job[Any]]) -> list[_Outcome]:
@@ -118,7 +124,7 @@ def _prepared(transaction: Transaction, run: list[_Job[Any]]) -> list[_Outcome]:
     job = run[0]
     try:
         result, after_commit = job.prepare(transaction)
-    except (ApiError, JobRefused) as refusal:
+    except JobRefused as refusal:
         return [(job, None, None, refusal)]
     return [(job, result, after_commit, None)]
 
@@ -140,14 +146,14 @@ class BatchWriter:
         self._thread = threading.Thread(target=self._loop, name="dotfight-writer", daemon=True)
         self._thread.start()
 
-    async def run(self, prepare: Prepare[T], order: str = "") -> T:
+    async def run(self, prepare: Job[T], order: str = "") -> T:
         """Runs one job and returns its result once it is committed (or raises its refusal)."""
         future: Future[T] = Future()
         self.submit(prepare, future, order)
         return await asyncio.wrap_future(future)
 
     def submit(
-        self, prepare: Prepare[T], future: Answer[T], order: str = "", together: Together | None = None, /
+        self, prepare: Job[T], future: Answer[T], order: str = "", together: Together | None = None, /
     ) -> None:
         """Queues one job from any thread; `future` (a Future, or any `Answer`) gets its result once it is
         committed. `order` names the row the job locks first (a page id): a batch runs its jobs in that
