@@ -24,7 +24,7 @@ async def page_card(
     page_id: PageId, request: Request, services: ServicesDep, pictures: PicturesDep
 ) -> Response:
     """Answers the page's link-preview card: the whole page beside its score, 1200 × 630."""
-    page = await services.master.page(page_id)
+    page = await services.authority.page(page_id)
     headers, held = picture_headers(request, page, f"card{CARD_FORMAT}.")
     if held:
         return Response(status_code=304, headers=headers)

@@ -23,6 +23,7 @@ from dotfight.server.card import CARD_SIZE
 from dotfight.server.deps import ServicesDep
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import LoadedPage
+from dotfight.server.pages.errors import PageError
 from dotfight.server.routes.pages import PageId, public_base
 
 logger = logging.getLogger(__name__)
@@ -212,8 +213,8 @@ async def page_app(page_id: PageId, request: Request, services: ServicesDep) -> 
     """Serves the web app for a page link, with the page's link preview in its head."""
     document = _index(request, services)
     try:
-        page = await services.master.page(page_id)
-    except ApiError as error:
+        page = await services.authority.page(page_id)
+    except PageError as error:
         logger.debug("page %s: no link preview (%s)", page_id, error.code)
     else:
         document = with_tags(document, preview_tags(page, public_base(services.settings, request)))
