@@ -195,6 +195,13 @@ class PageCreated(BaseModel):
     snapshot: dict[str, Any]
 
 
+class BotSummary(BaseModel):
+    """Dawood-bot's seat and level on a bot page (its seed stays private)."""
+
+    side: Side
+    strength: str
+
+
 class PageSummary(BaseModel):
     """One line of the exercise book: `GET /api/pages?ids=`."""
 
@@ -206,6 +213,7 @@ class PageSummary(BaseModel):
     version: int
     phase: str
     side_to_act: Side | None
+    bot: BotSummary | None = None
     created_at: str
     updated_at: str
 

@@ -138,6 +138,8 @@ class DatabaseViews:
                 "version": row.version,
                 "phase": row.phase,
                 "side_to_act": row.side_to_act,
+                # Dawood-bot's seat and level (its seed stays private): the book names the level.
+                "bot": {"side": row.bot["side"], "strength": row.bot["strength"]} if row.bot else None,
                 "created_at": iso_utc(row.created_at),
                 "updated_at": iso_utc(row.updated_at),
             }

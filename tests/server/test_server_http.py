@@ -397,6 +397,7 @@ def test_summaries_name_only_the_pages_asked_for(client: TestClient) -> None:
         "version",
         "phase",
         "side_to_act",
+        "bot",
         "created_at",
         "updated_at",
     }
@@ -511,3 +512,12 @@ def test_large_answers_are_compressed_for_clients_that_accept_it(client: TestCli
     response = client.get(f"/api/pages/{created['id']}", headers={"Accept-Encoding": "gzip"})
     assert response.headers.get("content-encoding") == "gzip"
     assert response.json()["version"] == 1
+
+
+def test_a_bot_pages_summary_names_the_bots_seat_and_level_but_not_its_seed(client: TestClient) -> None:
+    # The exercise book names the level of pages it did not start itself (a watched link) from this.
+    created = create(client, mode="bot", bot={"strength": "beginner"})
+    summary = client.get(f"/api/pages?ids={created['id']}").json()[0]
+    assert summary["bot"] == {"side": "red", "strength": "beginner"}
+    plain = create(client, mode="local")
+    assert client.get(f"/api/pages?ids={plain['id']}").json()[0]["bot"] is None

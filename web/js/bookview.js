@@ -40,7 +40,7 @@ export function showBook() {
       const when = new Date(sum && sum.updated_at ? sum.updated_at : p.openedAt || Date.now());
       const yours = yourMove(p, sum);
       return h("li", { class: `book-item${yours ? " your-move" : ""}`, dataset: { id: p.id } },
-        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${modeWords((sum && sum.mode) || p.mode, p.spec && p.spec.bot)}`,
+        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${modeWords((sum && sum.mode) || p.mode, (sum && sum.bot) || (p.spec && p.spec.bot))}`,
           yours ? h("span", { class: "badge your" }, "your move") : null),
         h("div", {}, summaries ? standing(sum) : "…"),
         h("div", { class: "when" }, when.toLocaleString()),
