@@ -4,10 +4,8 @@
 
 import { api } from "./api.js";
 import * as book from "./book.js";
-import { endSheet } from "./ending.js";
 import { go, pagePath } from "./nav.js";
 import { startPage } from "./start.js";
-import { pageNumbers } from "./stats.js";
 import { clearToasts, toast } from "./ui.js";
 
 /**
@@ -39,6 +37,8 @@ export class PageEnd {
 
   async open() {
     const s = this.screen;
+    // The end sheet and the counting load at a page's end, not with every page screen.
+    const [{ endSheet }, { pageNumbers }] = await Promise.all([import("./ending.js"), import("./stats.js")]);
     // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
     // again the next time the sheet opens).
     if (!this.numbers) {
