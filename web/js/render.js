@@ -241,42 +241,34 @@ export class Renderer {
   }
 
   /**
-   * The soldiers, over the ink. While none of them moves or is hidden (most frames of a line's drawing)
-   * they come from a canvas of their own, drawn again only when one of them changes, and a soldier
-   * being crossed out is drawn by the pen over it: the pen's dots, crosses and clearings were the
-   * frame's work otherwise.
+   * The soldiers, over the ink. While none of them moves, is hidden or is being crossed out (most
+   * frames of a line's drawing) they come from a canvas of their own, drawn again only when one of
+   * them changes: the pen's dots, crosses and clearings are the frame's work otherwise.
    */
   drawSoldiers(ctx) {
     const m = this.model;
     const o = this.overlay;
     const r = this.rules;
-    if ((o.positions && o.positions.size) || (o.hideSoldiers && o.hideSoldiers.size)) {
+    const busy = (o.positions && o.positions.size) || (o.crossProgress && o.crossProgress.size) || (o.hideSoldiers && o.hideSoldiers.size);
+    if (busy) {
       drawSoldiers(ctx, m, o, r);
       return;
     }
-    const crossing = o.crossProgress && o.crossProgress.size ? o.crossProgress : null;
     let key = `${this.canvas.width}|${this.canvas.height}|${this.layerStillKey}`;
-    for (const s of m.soldiers.values()) {
-      key += `|${s.id},${s.x},${s.y},${s.alive ? 1 : 0},${s.cross ? s.cross.side : ""},${crossing && crossing.has(s.id) ? "x" : ""}`;
-    }
+    for (const s of m.soldiers.values()) key += `|${s.id},${s.x},${s.y},${s.alive ? 1 : 0},${s.cross ? s.cross.side : ""}`;
     if (key !== this.soldiersKey) {
       const c = this.soldiersLayer || (this.soldiersLayer = document.createElement("canvas"));
-      if (c.width !== this.canvas.width || c.height !== this.canvas.height) {
-        c.width = this.canvas.width;
-        c.height = this.canvas.height;
-      }
+      c.width = this.canvas.width; // also clears it
+      c.height = this.canvas.height;
       const sctx = c.getContext("2d");
-      sctx.setTransform(1, 0, 0, 1, 0, 0);
-      sctx.clearRect(0, 0, c.width, c.height);
       this.pageTransform(sctx);
-      drawSoldiers(sctx, m, o, r, (s) => !(crossing && crossing.has(s.id)));
+      drawSoldiers(sctx, m, o, r);
       this.soldiersKey = key;
     }
     ctx.save();
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.soldiersLayer, 0, 0);
     ctx.restore();
-    if (crossing) drawSoldiers(ctx, m, o, r, (s) => crossing.has(s.id));
   }
 
   /** Fades the last turn but one's lines in a task of its own, off the animation frames; `fading` until done. */
@@ -410,12 +402,12 @@ function drawInk(ctx, ink, index, upTo = Infinity, bases = null, older = false) 
   penStroke(ctx, ink.points, { color, seed: hashSeed(`ink${index}`), upTo, width, thinAt });
 }
 
-/** Draws the soldiers of `m` that `keep` keeps, with the overlay `o`'s moves, hidings and crossings under way. */
-function drawSoldiers(ctx, m, o, r, keep = () => true) {
+/** Draws the soldiers of `m` with the overlay `o`'s moves, hidings and crossings under way. */
+function drawSoldiers(ctx, m, o, r) {
   const moved = o.positions || new Map();
   // The crossed out first, faint, then the living over them, each on a little clean paper: on a busy
   // page the soldiers still standing are the ones that stand out.
-  const shown = [...m.soldiers.values()].filter((s) => keep(s) && !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
+  const shown = [...m.soldiers.values()].filter((s) => !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
   for (const s of shown) {
     if (s.alive) continue;
     const p = moved.get(s.id) || s;
