@@ -29,8 +29,6 @@ export class Renderer {
     this.layerInk = 0;
     this.layerRecent = 0;
     this.layerStillKey = "";
-    this.soldiersLayer = null;
-    this.soldiersKey = "";
     this.fading = null;
     this.scale = 1;
     this.cssWidth = 0;
@@ -240,37 +238,6 @@ export class Renderer {
     this.layerInk = inkCount;
   }
 
-  /**
-   * The soldiers, over the ink. While none of them moves, is hidden or is being crossed out (most
-   * frames of a line's drawing) they come from a canvas of their own, drawn again only when one of
-   * them changes: the pen's dots, crosses and clearings are the frame's work otherwise.
-   */
-  drawSoldiers(ctx) {
-    const m = this.model;
-    const o = this.overlay;
-    const r = this.rules;
-    const busy = (o.positions && o.positions.size) || (o.crossProgress && o.crossProgress.size) || (o.hideSoldiers && o.hideSoldiers.size);
-    if (busy) {
-      drawSoldiers(ctx, m, o, r);
-      return;
-    }
-    let key = `${this.canvas.width}|${this.canvas.height}|${this.layerStillKey}`;
-    for (const s of m.soldiers.values()) key += `|${s.id},${s.x},${s.y},${s.alive ? 1 : 0},${s.cross ? s.cross.side : ""}`;
-    if (key !== this.soldiersKey) {
-      const c = this.soldiersLayer || (this.soldiersLayer = document.createElement("canvas"));
-      c.width = this.canvas.width; // also clears it
-      c.height = this.canvas.height;
-      const sctx = c.getContext("2d");
-      this.pageTransform(sctx);
-      drawSoldiers(sctx, m, o, r);
-      this.soldiersKey = key;
-    }
-    ctx.save();
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.drawImage(this.soldiersLayer, 0, 0);
-    ctx.restore();
-  }
-
   /** Fades the last turn but one's lines in a task of its own, off the animation frames; `fading` until done. */
   fadeSoon() {
     if (this.fading) return;
@@ -316,7 +283,22 @@ export class Renderer {
       const ink = m.ink[o.liveInk.index];
       if (ink) drawInk(ctx, ink, o.liveInk.index, o.liveInk.upTo, [...m.bases.values()]);
     }
-    this.drawSoldiers(ctx);
+    const moved = o.positions || new Map();
+    // The crossed out first, faint, then the living over them, each on a little clean paper: on a busy
+    // page the soldiers still standing are the ones that stand out.
+    const shown = [...m.soldiers.values()].filter((s) => !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
+    for (const s of shown) {
+      if (s.alive) continue;
+      const p = moved.get(s.id) || s;
+      penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: CROSSED_DOT_ALPHA });
+      if (s.cross) {
+        const progress = o.crossProgress && o.crossProgress.has(s.id) ? o.crossProgress.get(s.id) : 1;
+        penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: tint(s.cross.side, CROSS_ALPHA), seed: hashSeed(`x${s.id}`), progress });
+      }
+    }
+    const living = shown.filter((s) => s.alive).map((s) => ({ s, p: moved.get(s.id) || s }));
+    drawClearings(ctx, living.map(({ p }) => p), r.dot_radius * CLEARING);
+    for (const { s, p } of living) penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
     if (o.selected) drawSelected(ctx, o.selected, r.dot_radius);
     if (o.aim) drawAim(ctx, o.aim);
     if (o.sending) drawSending(ctx, o.sending);
@@ -400,26 +382,6 @@ function drawInk(ctx, ink, index, upTo = Infinity, bases = null, older = false) 
   const color = older ? tint(ink.side, OLDER_INK_ALPHA) : INK[ink.side];
   const width = (ink.kind === "lunge" ? 2.8 : 3.4) * (older ? 1 : LAST_TURN_WIDTH);
   penStroke(ctx, ink.points, { color, seed: hashSeed(`ink${index}`), upTo, width, thinAt });
-}
-
-/** Draws the soldiers of `m` with the overlay `o`'s moves, hidings and crossings under way. */
-function drawSoldiers(ctx, m, o, r) {
-  const moved = o.positions || new Map();
-  // The crossed out first, faint, then the living over them, each on a little clean paper: on a busy
-  // page the soldiers still standing are the ones that stand out.
-  const shown = [...m.soldiers.values()].filter((s) => !(o.hideSoldiers && o.hideSoldiers.has(s.id)));
-  for (const s of shown) {
-    if (s.alive) continue;
-    const p = moved.get(s.id) || s;
-    penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: CROSSED_DOT_ALPHA });
-    if (s.cross) {
-      const progress = o.crossProgress && o.crossProgress.has(s.id) ? o.crossProgress.get(s.id) : 1;
-      penCross(ctx, p.x, p.y, r.dot_radius * 1.7, { color: tint(s.cross.side, CROSS_ALPHA), seed: hashSeed(`x${s.id}`), progress });
-    }
-  }
-  const living = shown.filter((s) => s.alive).map((s) => ({ s, p: moved.get(s.id) || s }));
-  drawClearings(ctx, living.map(({ p }) => p), r.dot_radius * CLEARING);
-  for (const { s, p } of living) penDot(ctx, p.x, p.y, r.dot_radius, { color: INK[s.side], seed: hashSeed(s.id), alpha: 1 });
 }
 
 /**
