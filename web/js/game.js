@@ -291,7 +291,7 @@ export class GameScreen {
       if (this.sender.acting) await this.sender.acting;
       if (this.sync.settling) await this.sync.settling;
       if (this.handOver.pause) await this.handOver.pause;
-      if (this.renderer.fading) await this.renderer.fading;
+      await this.renderer.settled();
       if (!this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }

@@ -192,6 +192,18 @@ export class Renderer {
     });
   }
 
+  /**
+   * Resolves once the page on screen is the page as it stands: no frame waiting to be drawn and no
+   * fading under way (the fading's own frame included). Bounded: a frame that never comes (a hidden
+   * tab) does not hold it for ever.
+   */
+  async settled() {
+    for (let i = 0; i < 10 && (this.frameRequested || this.fading); i++) {
+      if (this.fading) await this.fading;
+      else await new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); });
+    }
+  }
+
   /** Number of ink lines that are finished (the one being animated is drawn live). */
   finishedInkCount() {
     const live = this.overlay.liveInk;

@@ -182,6 +182,6 @@ export class ReplayScreen {
   async idle() {
     if (this.opening) await this.opening;
     await this.animator.idle();
-    if (this.renderer.fading) await this.renderer.fading;
+    await this.renderer.settled();
   }
 }
