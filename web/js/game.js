@@ -292,7 +292,8 @@ export class GameScreen {
       if (this.sync.settling) await this.sync.settling;
       if (this.handOver.pause) await this.handOver.pause;
       await this.renderer.settled();
-      if (!this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
+      if (this.end.opening) await this.end.opening;
+      if (!this.end.opening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }
 }

@@ -23,6 +23,7 @@ export class PageEnd {
     this.screen = screen;
     this.shown = false;
     this.numbers = null;
+    this.opening = null;
   }
 
   /** Opens the end sheet if the page has just ended (`opening`: the screen is opening the page). */
@@ -32,7 +33,8 @@ export class PageEnd {
     if (!due.mark) return;
     this.shown = true;
     book.remember({ id: s.id, endSeen: true });
-    if (due.open) this.open();
+    // Kept while it loads and counts, so that the screen is not idle before the sheet is up.
+    if (due.open) this.opening = this.open().finally(() => { this.opening = null; });
   }
 
   async open() {
