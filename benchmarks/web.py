@@ -118,7 +118,7 @@ class CountingRelay:
         self.listener.close()
 
 
-def first_load(browser: Any, relay: CountingRelay, path: str = "/") -> float:
+def first_load(browser: Any, relay: CountingRelay, path: str = "/", verbose: bool = False) -> float:
     """Opens `path` on a fresh phone through the relay; prints and returns the KB the server sent."""
     base = f"http://127.0.0.1:{relay.port}"
     ctx = browser.new_context(**PHONE)
@@ -139,7 +139,7 @@ def first_load(browser: Any, relay: CountingRelay, path: str = "/") -> float:
     total = relay.take() / 1024
     budget = f" (budget {FIRST_LOAD_BUDGET_KB:.0f} KB)" if path == "/" else ""
     print(f"first load of {path} : {total:.1f} KB sent by the server in {len(sizes)} responses{budget}")
-    if path == "/":
+    if path == "/" or verbose:
         for url, size in sorted(sizes, key=lambda kv: -kv[1]):
             print(f"    {size / 1024:7.1f} KB  {url}")
     ctx.close()
@@ -229,6 +229,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--flicks", type=int, default=6, help="full-power flicks to time (default 6)")
+    parser.add_argument(
+        "--list", action="store_true", help="list the responses of the page opened by link too"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -246,7 +249,7 @@ def main() -> None:
                 browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
                 first_load(browser, relay)
                 created = httpx.post(f"{base}/api/pages", json={"preset": "classic", "mode": "local"}).json()
-                first_load(browser, relay, f"/p/{created['id']}")
+                first_load(browser, relay, f"/p/{created['id']}", args.list)
                 frames(browser, base, args.flicks)
                 browser.close()
             relay.close()

@@ -85,6 +85,8 @@ def test_a_whole_quick_page_against_dawood_bot_by_keys(server: str, browser: Any
         assert focused(p).startswith("button|bot")
         press(p, "Tab")
         assert focused(p).startswith("button|normal")
+        press(p, "ArrowLeft")  # steady, the level between easy and normal (issue 23's ladder)
+        assert focused(p).startswith("button|steady")
         press(p, "ArrowLeft")
         assert focused(p).startswith("button|easy")
         p.shot(screens, "keyboard-game-cover")

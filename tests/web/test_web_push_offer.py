@@ -43,6 +43,7 @@ def test_push_is_offered_once_right_after_sharing(server: str, phone: Any, scree
     # Once: sharing again from the page menu does not offer it again; the menu keeps the toggle.
     p.page.wait_for_timeout(100)
     p.tap("[aria-label='page menu']")
+    p.page.locator(".sheet [data-action=push]").wait_for()  # the menu's module loads on its first opening
     assert p.page.locator(".sheet [data-action=push]").count() == 1
     p.page.locator(".sheet button", has_text="Share links").tap()
     p.page.locator(".sheet button", has_text="Copy").first.tap()

@@ -49,6 +49,7 @@ def test_end_sheet_once_and_back_closes_sheets(server: str, phone: Any, screens:
     p.page.go_back()
     p.page.wait_for_function("!document.querySelector('.scrim')")
     p.tap("[aria-label='page menu']")
+    p.page.locator(".sheet").wait_for()  # the menu's module loads on its first opening
     assert p.page.locator(".sheet").count() == 1
     p.page.go_back()
     p.page.wait_for_function("!document.querySelector('.scrim')")

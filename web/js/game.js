@@ -22,10 +22,8 @@ import { penScratch } from "./notice.js";
 import { turnOptions } from "./options.js";
 import { pageElements, showCannotOpen } from "./pagedom.js";
 import { PageEnd, rematch } from "./pageend.js";
-import { pageMenu } from "./pagemenu.js";
 import { Renderer } from "./render.js";
 import { MoveSender } from "./sending.js";
-import { shareSheet } from "./share.js";
 import { PageSync } from "./sync.js";
 import { say, toast } from "./ui.js";
 import { CODE_WORDS } from "./words.js";
@@ -64,7 +62,7 @@ export class GameScreen {
   get mode() { return this.ui.mode; }
 
   build() {
-    this.el = pageElements({ menu: () => pageMenu(this), wholePage: () => { this.renderer.resetZoom(); this.zoomed(1); } });
+    this.el = pageElements({ menu: () => this.menu(), wholePage: () => { this.renderer.resetZoom(); this.zoomed(1); } });
     this.renderer = new Renderer(this.el.canvas);
     this.animator = new Animator(this.renderer, (ev, model) => this.announce(ev, model));
     this.input = new Input(this.renderer, this.aim);
@@ -83,9 +81,9 @@ export class GameScreen {
     }
     this.ui.mode = snap.mode || this.ui.mode;
     if (this.mode === "local" && this.token) this.ui.side = "both";
-    this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset: this.entry.preset });
-    // A seat opened from a link comes without the size the page was made with: the server's summary says it.
-    if (!this.entry.preset) this.learnPreset();
+    // A seat opened from a link comes without the size the page was made with: the snapshot's rules name it.
+    const preset = this.entry.preset || (snap.rules && snap.rules.preset) || undefined;
+    this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset });
     this.setSnapshot(snap);
     // The screen that led here (the cover's Start, a link) is gone: the keyboard starts on the page.
     if (!document.activeElement || document.activeElement === document.body) this.el.canvas.focus({ preventScroll: true });
@@ -99,16 +97,6 @@ export class GameScreen {
     }
     this.refresh();
     this.end.maybe(true);
-  }
-
-  /** Takes the page's size from the server's summary into the book entry (the page menu names it). */
-  async learnPreset() {
-    try {
-      const [row] = await api.summaries([this.id]);
-      if (row && row.preset && !this.gone) this.entry = book.remember({ id: this.id, preset: row.preset });
-    } catch {
-      // Not known this time: the menu says "A page" and the next visit asks again.
-    }
   }
 
   /** Leaves the screen: closes the socket and timers. */
@@ -204,8 +192,26 @@ export class GameScreen {
     this.el.zoomBtn.hidden = zoom <= 1.001;
   }
 
-  share() {
-    shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
+  // The page menu and the share sheet (with push's offer) load when first opened: most visits open neither.
+  async menu() {
+    const sheet = await this.sheetModule("./pagemenu.js");
+    if (sheet) sheet.pageMenu(this);
+  }
+
+  async share() {
+    const sheet = await this.sheetModule("./share.js");
+    if (sheet) sheet.shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
+  }
+
+  /** A sheet's module, or null (said) when it cannot come: the connection went after the page opened. */
+  async sheetModule(path) {
+    try {
+      const module = await import(path);
+      return this.gone ? null : module;
+    } catch {
+      toast("That needs the connection: it is not on this phone yet.", { kind: "refusal" });
+      return null;
+    }
   }
 
   // ---- what the page says and shows ----
@@ -285,7 +291,9 @@ export class GameScreen {
       if (this.sender.acting) await this.sender.acting;
       if (this.sync.settling) await this.sync.settling;
       if (this.handOver.pause) await this.handOver.pause;
-      if (!this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause) return;
+      await this.renderer.settled();
+      if (this.end.opening) await this.end.opening;
+      if (!this.end.opening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }
 }

@@ -4,7 +4,6 @@
 // the power, then flick (drawing bases, arranging and a send's taps by keys are keyplay.js's). Works the same with a finger, a pen or a mouse. It only proposes: the
 // server decides.
 
-import { KeyPlay } from "./keyplay.js";
 import { flickPreview } from "./preview.js";
 import { lastInputWasKeys } from "./ui.js";
 
@@ -26,7 +25,10 @@ export class Input {
     this.pointers = new Map();
     this.pinch = null;
     this.keyAim = null;
-    this.keys = new KeyPlay(renderer, app);
+    // keyplay.js (bases, arranging and a send's taps by keys) loads with the first key or a focus
+    // reached by keys: a page played by touch never fetches it.
+    this.keys = null;
+    this.keysLoading = null;
     const c = renderer.canvas;
     c.addEventListener("pointerdown", (e) => this.down(e));
     c.addEventListener("pointermove", (e) => this.move(e));
@@ -35,7 +37,11 @@ export class Input {
     c.addEventListener("contextmenu", (e) => e.preventDefault());
     c.addEventListener("keydown", (e) => this.key(e));
     // Reached by the keyboard (Tab, or the cover's Start pressed by Enter), the hints name the keys at once.
-    c.addEventListener("focus", () => { if (lastInputWasKeys()) this.app.usingKeys(true); });
+    c.addEventListener("focus", () => {
+      if (!lastInputWasKeys()) return;
+      this.loadKeys();
+      this.app.usingKeys(true);
+    });
     c.addEventListener("wheel", (e) => this.wheel(e), { passive: false });
   }
 
@@ -227,10 +233,32 @@ export class Input {
 
   // ---- keys: choose a soldier, aim (angle and power), flick ----
 
+  /** Starts loading keyplay.js (once); settles when `this.keys` is there. */
+  loadKeys() {
+    this.keysLoading ||= import("./keyplay.js").then(({ KeyPlay }) => { this.keys = new KeyPlay(this.r, this.app); });
+    return this.keysLoading;
+  }
+
+  /** Whether keyplay.js would take this key now (its tools, or a send under way). */
+  keysWanted(e, tool) {
+    const flow = this.app.sendFlow();
+    return ["draw_base", "arrange", "pick_base"].includes(tool) || (!!flow && (e.key === "Escape" || (tool === "flick" && flow.step === "count")));
+  }
+
   key(e) {
     const k = e.key;
     const tool = this.app.tool();
-    if (this.keys.key(e, tool)) {
+    if (!this.keys) {
+      const loading = this.loadKeys();
+      if (this.keysWanted(e, tool)) {
+        // The first keys wait for the module, in their order; the page does not scroll meanwhile.
+        e.preventDefault();
+        this.app.usingKeys(true);
+        this.keysLoading = loading.then(() => this.key(e)).catch(() => {});
+        return;
+      }
+    }
+    if (this.keys && this.keys.key(e, tool)) {
       e.preventDefault();
       this.app.usingKeys(true);
       return;
@@ -293,7 +321,7 @@ export class Input {
   }
 
   putKeyAimDown() {
-    this.keys.putDown();
+    if (this.keys) this.keys.putDown();
     if (!this.keyAim) return;
     this.keyAim = null;
     const o = this.r.overlay;

@@ -28,9 +28,10 @@ const COMMON = ["api.js", "nav.js", "paper.js", "start.js", "ui.js"];
 const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
 const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
-  page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "ending.js", "handover.js",
-    "input.js", "keyplay.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "pagemenu.js", "preview.js", "push.js",
-    "sending.js", "share.js", "sharepage.js", "stats.js", "sync.js", "words.js", "yourmove.js"],
+  // keyplay.js, the page menu, the share sheet and the end sheet load on first use (input.js, game.js, pageend.js).
+  page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "handover.js",
+    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "preview.js",
+    "sending.js", "sync.js", "words.js", "yourmove.js"],
     () => import("./game.js")),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
   book: () => load(["bookview.js", "api.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
@@ -55,7 +56,17 @@ let newVersion = false;
 if ("serviceWorker" in navigator) {
   const hadWorker = !!navigator.serviceWorker.controller;
   navigator.serviceWorker.addEventListener("controllerchange", () => { newVersion = hadWorker; });
-  window.addEventListener("load", () => navigator.serviceWorker.register("/sw.js").catch(() => {}));
+  window.addEventListener("load", () => navigator.serviceWorker.register("/sw.js").then(tellLoaded).catch(() => {}));
+}
+
+/** Tells a first worker installing which app files this load fetched (sw.js keeps those copies). */
+function tellLoaded(registration) {
+  const worker = registration.installing;
+  if (!worker || navigator.serviceWorker.controller) return;
+  const own = (url) => new URL(url, location.href).origin === location.origin;
+  const paths = performance.getEntriesByType("resource").filter((e) => own(e.name)).map((e) => new URL(e.name).pathname);
+  if (location.pathname === "/") paths.push("/");
+  worker.postMessage({ type: "loaded", paths });
 }
 // Offline, or with the server out of reach, every screen but how to play needs the server: the app
 // says so (and which of the two is away: this phone's connection, or the server) and shows the

@@ -4,10 +4,8 @@
 
 import { api } from "./api.js";
 import * as book from "./book.js";
-import { endSheet } from "./ending.js";
 import { go, pagePath } from "./nav.js";
 import { startPage } from "./start.js";
-import { pageNumbers } from "./stats.js";
 import { clearToasts, toast } from "./ui.js";
 
 /**
@@ -25,6 +23,7 @@ export class PageEnd {
     this.screen = screen;
     this.shown = false;
     this.numbers = null;
+    this.opening = null;
   }
 
   /** Opens the end sheet if the page has just ended (`opening`: the screen is opening the page). */
@@ -34,11 +33,14 @@ export class PageEnd {
     if (!due.mark) return;
     this.shown = true;
     book.remember({ id: s.id, endSeen: true });
-    if (due.open) this.open();
+    // Kept while it loads and counts, so that the screen is not idle before the sheet is up.
+    if (due.open) this.opening = this.open().finally(() => { this.opening = null; });
   }
 
   async open() {
     const s = this.screen;
+    // The end sheet and the counting load at a page's end, not with every page screen.
+    const [{ endSheet }, { pageNumbers }] = await Promise.all([import("./ending.js"), import("./stats.js")]);
     // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
     // again the next time the sheet opens).
     if (!this.numbers) {

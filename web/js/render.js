@@ -28,6 +28,8 @@ export class Renderer {
     this.layerKey = "";
     this.layerInk = 0;
     this.layerRecent = 0;
+    this.layerStillKey = "";
+    this.fading = null;
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
@@ -190,26 +192,47 @@ export class Renderer {
     });
   }
 
+  /**
+   * Resolves once the page on screen is the page as it stands: no frame waiting to be drawn and no
+   * fading under way (the fading's own frame included). Bounded: a frame that never comes (a hidden
+   * tab) does not hold it for ever.
+   */
+  async settled() {
+    for (let i = 0; i < 10 && (this.frameRequested || this.fading); i++) {
+      if (this.fading) await this.fading;
+      else await new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); });
+    }
+  }
+
   /** Number of ink lines that are finished (the one being animated is drawn live). */
   finishedInkCount() {
     const live = this.overlay.liveInk;
     return live ? live.index : this.model.ink.length;
   }
 
-  refreshLayer() {
+  /** Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. */
+  refreshLayer(fadeNow = false) {
     const m = this.model;
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
     const o = this.overlay;
     const v = this.view;
+    const stillKey = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}`;
     // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
     // lines it leaves are drawn again, fainter — the layer is rebuilt, the costliest frame, so not while
-    // anything moves: until the page is still, a turn just ended keeps its lines strong.
+    // anything moves (until the page is still, a turn just ended keeps its lines strong), and not in an
+    // animation frame either: in a task of its own just after (fadeSoon), which no frame waits for.
     const recentNow = lastTurnFrom(m.ink, inkCount);
     const moving = !!(o.liveInk || o.drawingBase || (o.crossProgress && o.crossProgress.size) || (o.positions && o.positions.size));
-    const recent = moving && recentNow >= this.layerRecent ? this.layerRecent : recentNow;
+    const rebuilt = stillKey !== this.layerStillKey || inkCount < this.layerInk;
+    let recent = recentNow;
+    if (recentNow > this.layerRecent && (moving || !(rebuilt || fadeNow))) {
+      recent = this.layerRecent;
+      if (!moving) this.fadeSoon();
+    }
+    const key = `${stillKey}|${recent}`;
     this.layerRecent = recent;
-    const key = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}|${recent}`;
+    this.layerStillKey = stillKey;
     if (key !== this.layerKey || inkCount < this.layerInk) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -225,6 +248,21 @@ export class Renderer {
     const bases = [...m.bases.values()];
     for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
     this.layerInk = inkCount;
+  }
+
+  /** Fades the last turn but one's lines in a task of its own, off the animation frames; `fading` until done. */
+  fadeSoon() {
+    if (this.fading) return;
+    this.fading = new Promise((resolve) => {
+      setTimeout(() => {
+        this.fading = null;
+        if (this.model && this.layer.width) {
+          this.refreshLayer(true);
+          this.requestDraw();
+        }
+        resolve();
+      }, 0);
+    });
   }
 
   /** Draws the whole frame now (the first one over three frames, see `warmUp`). */

@@ -182,5 +182,6 @@ export class ReplayScreen {
   async idle() {
     if (this.opening) await this.opening;
     await this.animator.idle();
+    await this.renderer.settled();
   }
 }

@@ -3,16 +3,6 @@
 export const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
 export const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
 
-// Dawood-bot's levels, lowest first, each with its line for the cover: one policy, deeper search and a
-// steadier hand at each step (docs/BOT.md, "Strengths"; the ladder in docs/LAB.md measures the steps).
-export const BOT_LEVELS = [
-  ["beginner", "Flicks what looks best at a glance, often misjudged, with a shaky hand: beat it by playing carefully."],
-  ["easy", "Flicks what looks best at a glance, with an unsteady hand."],
-  ["steady", "Weighs four flicks on the dice before it moves; its hand still wobbles."],
-  ["normal", "Weighs four flicks on the dice, with a careful person's hand."],
-  ["hard", "Weighs them on four times the dice and flicks exactly where it aims."],
-];
-
 /** "against Dawood-bot (normal)" for a bot page whose level is known, else the mode's words. */
 export function modeWords(mode, bot) {
   const words = MODE_WORDS[mode] || "";
