@@ -118,13 +118,7 @@ class OtherPage:
 def test_an_expensive_page_plays_to_an_arrival_while_another_page_answers(start_server: StartServer) -> None:
     first = start_server()
     page_id, token = stored_tiny_dot_page(first)
-    server = ServerProcess(
-        first.database_url,
-        first.log_path,
-        extra_env=first.extra_env,
-        memory_limit_bytes=first.memory_limit_bytes,
-    )
-    server.start()
+    server = first.another()
     try:
         other = OtherPage(server)
         for version, action in enumerate(({"type": "quick_setup"}, {"type": "ready"}, {"type": "ready"})):

@@ -74,17 +74,6 @@ def stored_page(server: ServerProcess, rules: dict[str, Any]) -> str:
     return page_id
 
 
-def restarted(first: ServerProcess) -> ServerProcess:
-    server = ServerProcess(
-        first.database_url,
-        first.log_path,
-        extra_env=first.extra_env,
-        memory_limit_bytes=first.memory_limit_bytes,
-    )
-    server.start()
-    return server
-
-
 def probe(client: httpx.Client, path: str) -> float:
     """Seconds `GET path` took to answer 200, or infinity when it did not answer in time."""
     sent = time.monotonic()
@@ -114,7 +103,7 @@ def test_a_stored_extreme_pages_pictures_leave_the_server_answering(start_server
     extreme = stored_page(first, EXTREME_RULES)
     tall = stored_page(first, TALL_RULES)
     first.stop()
-    server = restarted(first)
+    server = first.another()
     try:
         other = OtherPage(server)
         # The picture machinery is warmed on an ordinary page: the growth measured is the extreme page's.

@@ -132,6 +132,18 @@ class ServerProcess:
             time.sleep(0.05)
         raise RuntimeError(f"the server did not become healthy within {self.start_timeout_s:.0f} s")
 
+    def another(self) -> ServerProcess:
+        """A second server on the same database, log, environment and memory cap (on a port of its
+        own), started and healthy: the process a hostile test restarts on a page it stored itself."""
+        server = ServerProcess(
+            self.database_url,
+            self.log_path,
+            extra_env=self.extra_env,
+            memory_limit_bytes=self.memory_limit_bytes,
+        )
+        server.start()
+        return server
+
     def start(self) -> None:
         """Starts the process and waits until it is healthy."""
         self.launch()

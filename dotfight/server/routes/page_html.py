@@ -101,7 +101,30 @@ def preview_text(page: LoadedPage) -> tuple[str, str]:
     return title, f"{size} {mode}: {war}{ink}."
 
 
-def _meta_tags(properties: list[tuple[str, str]], names: list[tuple[str, str]]) -> str:
+def _meta_tags(
+    card: str, title: str, description: str, url: str, image: tuple[str, int, int], alt: str
+) -> str:
+    """The Open Graph and Twitter `<meta>` tags of one link preview (`card`: the Twitter card's kind)."""
+    src, width, height = image
+    properties = [
+        ("og:type", "website"),
+        ("og:site_name", "Dotfight"),
+        ("og:title", title),
+        ("og:description", description),
+        ("og:url", url),
+        ("og:image", src),
+        ("og:image:type", "image/png"),
+        ("og:image:width", str(width)),
+        ("og:image:height", str(height)),
+        ("og:image:alt", alt),
+    ]
+    names = [
+        ("twitter:card", card),
+        ("twitter:title", title),
+        ("twitter:description", description),
+        ("twitter:image", src),
+        ("twitter:image:alt", alt),
+    ]
     tags = [f'<meta property="{key}" content="{html.escape(value)}">' for key, value in properties]
     tags += [f'<meta name="{key}" content="{html.escape(value)}">' for key, value in names]
     return "\n  ".join(tags)
@@ -116,56 +139,19 @@ def preview_tags(page: LoadedPage, base: str) -> str:
     title, description = preview_text(page)
     page_id = page.meta.id
     width, height = CARD_SIZE
-    image = f"{base}/api/pages/{page_id}/card.png?v={page.state.version}"
+    image = (f"{base}/api/pages/{page_id}/card.png?v={page.state.version}", width, height)
     alt = f"The page drawn in blue and red ballpoint, beside its score. {description}"
-    properties = [
-        ("og:type", "website"),
-        ("og:site_name", "Dotfight"),
-        ("og:title", title),
-        ("og:description", description),
-        ("og:url", f"{base}/p/{page_id}"),
-        ("og:image", image),
-        ("og:image:type", "image/png"),
-        ("og:image:width", str(width)),
-        ("og:image:height", str(height)),
-        ("og:image:alt", alt),
-    ]
-    names = [
-        ("twitter:card", "summary_large_image"),
-        ("twitter:title", title),
-        ("twitter:description", description),
-        ("twitter:image", image),
-        ("twitter:image:alt", alt),
-    ]
-    return _meta_tags(properties, names)
+    return _meta_tags("summary_large_image", title, description, f"{base}/p/{page_id}", image, alt)
 
 
 def cover_tags(base: str) -> str:
     """Returns the `<meta>` tags of the cover's link preview: the game in a line and its icon (a square
     `summary` card, the shape of the icon)."""
     path, width, height = COVER_IMAGE
-    image = f"{base}{path}"
     alt = "A ring of blue soldier dots, a line of ink and a red soldier crossed out, in ballpoint."
-    properties = [
-        ("og:type", "website"),
-        ("og:site_name", "Dotfight"),
-        ("og:title", COVER_TITLE),
-        ("og:description", COVER_DESCRIPTION),
-        ("og:url", f"{base}/"),
-        ("og:image", image),
-        ("og:image:type", "image/png"),
-        ("og:image:width", str(width)),
-        ("og:image:height", str(height)),
-        ("og:image:alt", alt),
-    ]
-    names = [
-        ("twitter:card", "summary"),
-        ("twitter:title", COVER_TITLE),
-        ("twitter:description", COVER_DESCRIPTION),
-        ("twitter:image", image),
-        ("twitter:image:alt", alt),
-    ]
-    return _meta_tags(properties, names)
+    return _meta_tags(
+        "summary", COVER_TITLE, COVER_DESCRIPTION, f"{base}/", (f"{base}{path}", width, height), alt
+    )
 
 
 def with_tags(document: str, tags: str) -> str:
