@@ -193,14 +193,25 @@ export class GameScreen {
   }
 
   // The page menu and the share sheet (with push's offer) load when first opened: most visits open neither.
-  async menu() {
-    const sheet = await this.sheetModule("./pagemenu.js");
-    if (sheet) sheet.pageMenu(this);
+  menu() {
+    return this.opensSheet(async () => {
+      const sheet = await this.sheetModule("./pagemenu.js");
+      if (sheet) sheet.pageMenu(this);
+    });
   }
 
-  async share() {
-    const sheet = await this.sheetModule("./share.js");
-    if (sheet) sheet.shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
+  share() {
+    return this.opensSheet(async () => {
+      const sheet = await this.sheetModule("./share.js");
+      if (sheet) sheet.shareSheet(book.entry(this.id) || this.entry, { phase: this.model && this.model.phase });
+    });
+  }
+
+  /** Opens a sheet whose module may still be on its way; idle() waits until it is open. */
+  opensSheet(open) {
+    const opening = open().finally(() => { if (this.sheetOpening === opening) this.sheetOpening = null; });
+    this.sheetOpening = opening;
+    return opening;
   }
 
   /** A sheet's module, or null (said) when it cannot come: the connection went after the page opened. */
@@ -293,7 +304,8 @@ export class GameScreen {
       if (this.handOver.pause) await this.handOver.pause;
       await this.renderer.settled();
       if (this.end.opening) await this.end.opening;
-      if (!this.end.opening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
+      if (this.sheetOpening) await this.sheetOpening;
+      if (!this.end.opening && !this.sheetOpening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }
 }
