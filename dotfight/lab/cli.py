@@ -203,9 +203,14 @@ def _where(args: argparse.Namespace, workers: int) -> str:
 
 @contextlib.contextmanager
 def _progress(err: Console, quiet: bool, label: str) -> Iterator[tuple[Tick, Callable[[int], None]]]:
-    """A rich progress bar on stderr: yields (advance by n, set the total); silent when quiet."""
+    """A rich progress bar on stderr: yields (advance by n, set the total); silent when quiet, and plain
+    lines now and then when stderr is a log file or a pipe, where a live bar cannot redraw."""
     if quiet:
         yield (lambda done: None), (lambda total: None)
+        return
+    if not err.is_terminal:
+        lines = PlainProgress(label, 0, sys.stderr)
+        yield lines.advance, lines.set_total
         return
     columns = (
         TextColumn(label),
@@ -371,21 +376,9 @@ def run_ladder_command(args: argparse.Namespace, err: Console) -> int:
     workers = args.workers if args.workers is not None else default_workers()
     pages = ladder.games * len(ladder.pairs())
     started = time.perf_counter()
-    columns = (
-        TextColumn(f"ladder of {len(ladder.pairs())} pairs: pages"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        PagesPerSecondColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    if not args.quiet and not err.is_terminal:  # a log file: plain lines, the live bar cannot redraw
-        lines = PlainProgress("ladder", pages, sys.stderr)
-        scores = run_ladder(ladder, workers, lines.advance, cluster=args.cluster)
-    else:
-        with Progress(*columns, console=err, disable=args.quiet) as bar:
-            task = bar.add_task("ladder", total=pages)
-            scores = run_ladder(ladder, workers, lambda done: bar.advance(task, done), cluster=args.cluster)
+    with _progress(err, args.quiet, f"ladder of {len(ladder.pairs())} pairs: pages") as (tick, total):
+        total(pages)
+        scores = run_ladder(ladder, workers, tick, cluster=args.cluster)
     report = build_ladder_report(ladder, scores, (ANCHOR, *STRENGTHS))
     if not args.quiet:
         console = Console()

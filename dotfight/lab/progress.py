@@ -51,6 +51,10 @@ class PlainProgress:
         self.started = clock()
         self.written = self.started
 
+    def set_total(self, pages: int) -> None:
+        """Sets the pages the run will play (known once the run has worked out its work)."""
+        self.total = pages
+
     def advance(self, pages: int) -> None:
         """Counts `pages` more; writes a line when `every` seconds have passed or the run is complete."""
         self.done += pages
