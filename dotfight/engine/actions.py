@@ -70,7 +70,20 @@ class Resign:
     """`resign`: the acting side gives up the page."""
 
 
-Action = DrawBase | QuickSetup | Position | Ready | Flick | Send | Stop | Resign
+@dataclass(frozen=True)
+class TimeOut:
+    """`time_out`: the acting side's time ran out (only the server writes it, never a client)."""
+
+
+@dataclass(frozen=True)
+class Abandon:
+    """`abandon`: the acting side left a live page (only the server writes it, never a client)."""
+
+
+Action = DrawBase | QuickSetup | Position | Ready | Flick | Send | Stop | Resign | TimeOut | Abandon
+
+# Actions only the server writes: the engine applies them like `resign`, a client may never send them.
+SERVER_ONLY_ACTIONS = frozenset({"time_out", "abandon"})
 
 _FIELDS: dict[str, frozenset[str]] = {
     "draw_base": frozenset({"type", "x", "y", "r"}),
@@ -81,6 +94,8 @@ _FIELDS: dict[str, frozenset[str]] = {
     "send": frozenset({"type", "from", "to", "soldiers"}),
     "stop": frozenset({"type"}),
     "resign": frozenset({"type"}),
+    "time_out": frozenset({"type"}),
+    "abandon": frozenset({"type"}),
 }
 KINDS = ("snipe", "lunge")
 
@@ -147,6 +162,10 @@ def parse_action(state: State, action: object) -> Action:
         )
     if kind == "stop":
         return Stop()
+    if kind == "time_out":
+        return TimeOut()
+    if kind == "abandon":
+        return Abandon()
     return Resign()
 
 

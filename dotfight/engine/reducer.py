@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .actions import (
+    Abandon,
     Action,
     DrawBase,
     Flick,
@@ -15,6 +16,7 @@ from .actions import (
     Resign,
     Send,
     Stop,
+    TimeOut,
     parse_action,
     parse_side,
 )
@@ -82,6 +84,10 @@ def apply(state: State, side: str, action: Any) -> tuple[State, list[Event]]:
     # Every handler starts with its action's check (`check_action` asks the same ones, and only them).
     if isinstance(parsed, Resign):
         new_state, events = resign(state, actor)
+    elif isinstance(parsed, TimeOut):
+        new_state, events = resign(state, actor, "time")
+    elif isinstance(parsed, Abandon):
+        new_state, events = resign(state, actor, "abandoned")
     elif isinstance(parsed, Flick):
         new_state, events = flick(state, actor, parsed)
     elif isinstance(parsed, Send):
@@ -111,7 +117,7 @@ def check_action(state: State, side: Side, action: Action) -> None:
     ...
     dotfight.engine.errors.IllegalAction: stop belongs to the play phase; the page is in bases
     """
-    if isinstance(action, Resign):
+    if isinstance(action, Resign | TimeOut | Abandon):
         check_resign(state, side)
     elif isinstance(action, Flick):
         check_flick(state, side, action)

@@ -116,13 +116,15 @@ def _stopped_turn(state: State) -> Turn:
 
 
 def check_resign(state: State, side: Side) -> None:
-    """Refuses a `resign` once the page is over; any seat may resign at any other moment."""
+    """Refuses a `resign` (or a `time_out`, an `abandon`) once the page is over; any seat may resign at
+    any other moment."""
     if state.phase == "over":
         raise IllegalAction("game_over", "the page is already over; there is nothing to resign", GAME_OVER)
 
 
-def resign(state: State, side: Side) -> tuple[State, list[Event]]:
-    """`resign`: the page ends for the other side, at any moment, in or out of turn."""
+def resign(state: State, side: Side, reason: str = "resigned") -> tuple[State, list[Event]]:
+    """`resign`: the page ends for the other side, at any moment, in or out of turn. `time_out` and
+    `abandon` end it the same way, with their own `reason` ("time", "abandoned")."""
     check_resign(state, side)
     winner = other_side(side)
-    return end_page(state, winner, "resigned"), [game_over_event(winner, "resigned"), phase_over_event()]
+    return end_page(state, winner, reason), [game_over_event(winner, reason), phase_over_event()]

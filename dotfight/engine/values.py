@@ -17,7 +17,7 @@ Side = Literal["blue", "red"]
 Phase = Literal["bases", "positioning", "play", "over"]
 SIDES: tuple[Side, Side] = ("blue", "red")
 PHASES: tuple[Phase, ...] = ("bases", "positioning", "play", "over")
-END_REASONS = ("all_crossed_out", "resigned")
+END_REASONS = ("all_crossed_out", "resigned", "time", "abandoned")
 
 Event = dict[str, Any]
 

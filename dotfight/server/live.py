@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import WebSocket
 from pydantic import TypeAdapter, ValidationError
 
+from dotfight.server.claims import answer_claim, is_claim
 from dotfight.server.deps import client_key
 from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_validation_error
 from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, NOBODY, Connection, events_message
@@ -210,9 +211,12 @@ class PageSocket:
         try:
             address = client_key(self._connection.websocket)
             self._services.actions.spend(self._page_id, self._seat.label, address)
-            applied = await self._services.authority.act(
-                self._page_id, self._seat, message.action, message.version, message.move_id
-            )
+            if is_claim(message.action):
+                applied = await answer_claim(self._page_id, self._seat, message.move_id)
+            else:
+                applied = await self._services.authority.act(
+                    self._page_id, self._seat, message.action, message.version, message.move_id
+                )
         except REFUSALS as refusal:
             connection.send_json(error_message(api_error(refusal), message.move_id))
             return

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from dotfight.engine.actions import SERVER_ONLY_ACTIONS
 from dotfight.server.pages.authority import CreatePage
 
 Side = Literal["blue", "red"]
@@ -52,6 +53,20 @@ def ensure_plain_json(value: object, depth: int = 0) -> None:
     elif isinstance(value, list):
         for item in value:
             ensure_plain_json(item, depth + 1)
+
+
+def client_action(action: dict[str, Any]) -> dict[str, Any]:
+    """Refuses (ValueError) what a client may never send as an action: non-finite numbers, deep
+    nesting, the actions only the server writes (`time_out`, `abandon`), and a `claim` with fields.
+    Everything else is the engine's to judge (or, for `claim`, the server's: dotfight/server/claims.py).
+    """
+    ensure_plain_json(action)
+    kind = action.get("type")
+    if kind in SERVER_ONLY_ACTIONS:
+        raise ValueError(f"{kind} is written by the server, never sent by a client")
+    if kind == "claim" and set(action) != {"type"}:
+        raise ValueError("claim takes no fields")
+    return action
 
 
 class Incoming(BaseModel):
@@ -139,9 +154,8 @@ class ActionIn(Incoming):
 
     @field_validator("action")
     @classmethod
-    def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
-        ensure_plain_json(action)
-        return action
+    def _client_action(cls, action: dict[str, Any]) -> dict[str, Any]:
+        return client_action(action)
 
 
 class HelloMessage(Incoming):
@@ -162,9 +176,8 @@ class ActionMessage(Incoming):
 
     @field_validator("action")
     @classmethod
-    def _plain_action(cls, action: dict[str, Any]) -> dict[str, Any]:
-        ensure_plain_json(action)
-        return action
+    def _client_action(cls, action: dict[str, Any]) -> dict[str, Any]:
+        return client_action(action)
 
 
 ClientMessage = Annotated[HelloMessage | ActionMessage, Field(discriminator="type")]

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from dotfight.server.claims import answer_claim, is_claim
 from dotfight.server.deps import (
     BearerToken,
     CreationRateLimited,
@@ -138,5 +139,8 @@ async def page_action(
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
     seat = await services.authority.seat(page_id, token)
     services.actions.spend(page_id, seat.label, client_key(request))
-    applied = await services.authority.act(page_id, seat, body.action, body.version, body.move_id)
+    if is_claim(body.action):
+        applied = await answer_claim(page_id, seat, body.move_id)
+    else:
+        applied = await services.authority.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)
