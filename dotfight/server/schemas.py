@@ -82,6 +82,24 @@ class BotIn(Incoming):
     side: Side = "red"
 
 
+class LiveClockIn(Incoming):
+    """A live page's clock (Fischer): each side's time and what each finished turn of play adds, in
+    whole seconds."""
+
+    initial_s: Annotated[StrictInt, Field(ge=15, le=10_800)]
+    increment_s: Annotated[StrictInt, Field(ge=0, le=180)]
+
+
+class LinkClockIn(Incoming):
+    """A link page's clock: the time the side to act has for each of its turns, in whole seconds."""
+
+    per_move_s: Annotated[StrictInt, Field(ge=3_600, le=1_209_600)]
+
+
+# The clock each mode may take (PROTOCOL.md, "Time, absence, rematch and phrases"); no other mode has one.
+CLOCK_OF_MODE: dict[str, type[LiveClockIn | LinkClockIn]] = {"live": LiveClockIn, "link": LinkClockIn}
+
+
 class PageCreate(Incoming):
     """`POST /api/pages`: a new page."""
 
@@ -90,6 +108,7 @@ class PageCreate(Incoming):
     mode: Mode
     seed: StrictInt | StrictStr | None = None
     bot: BotIn | None = None
+    clock: LiveClockIn | LinkClockIn | None = None
 
     @field_validator("rules")
     @classmethod
@@ -110,6 +129,13 @@ class PageCreate(Incoming):
             raise ValueError("a chosen seed is only allowed in local mode")
         if self.bot is not None and self.mode != "bot":
             raise ValueError("bot settings are only allowed in bot mode")
+        if self.clock is not None:
+            wanted = CLOCK_OF_MODE.get(self.mode)
+            if wanted is None:
+                raise ValueError("a clock is only allowed in live and link mode")
+            if not isinstance(self.clock, wanted):
+                shape = "{initial_s, increment_s}" if self.mode == "live" else "{per_move_s}"
+                raise ValueError(f"a {self.mode} page's clock is {shape}")
         return self
 
     def seed_value(self) -> int | None:
@@ -131,6 +157,7 @@ class PageCreate(Incoming):
             bot_side=wanted.side,
             bot_strength=wanted.strength,
             bot_seed=bot_seed or 0,
+            clock=None if self.clock is None else self.clock.model_dump(),
         )
 
 
@@ -229,6 +256,10 @@ class PageSummary(BaseModel):
     bot: BotSummary | None = None
     created_at: str
     updated_at: str
+    clock: dict[str, int] | None = None  # the clock as created
+    deadline: str | None = None  # when the running side's time ends, ISO 8601 UTC with Z
+    running: Side | None = None
+    reason: str | None = None  # how a finished page ended: the `game_over` reason
 
 
 class ActionResult(BaseModel):

@@ -31,6 +31,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import UpdateBase
 
 from dotfight.store.models import ActionRow, PageRow, PageStateRow
+from dotfight.store.records import ClockUpdate
 
 _pages: Table = PageRow.__table__  # type: ignore[assignment]
 _actions: Table = ActionRow.__table__  # type: ignore[assignment]
@@ -127,6 +128,12 @@ CHECKPOINT = Prepared(
     .values(version=bindparam("b_version"), state=bindparam("b_state"))
 )
 FIRST_CHECKPOINT = Prepared(insert(_states), ["page_id", "version", "state"])
+# Only the moves of pages with a clock run it (a page without one never does: its hot path is unchanged).
+CLOCK = Prepared(
+    update(_pages)
+    .where(_pages.c.id == bindparam("b_id"))
+    .values(clock_state=bindparam("b_clock_state"), deadline=bindparam("b_deadline"))
+)
 
 
 def state_text(state: dict[str, Any]) -> str:
@@ -210,3 +217,8 @@ def save_state(connection: Connection, page_id: str, version: int, state: dict[s
     saved = CHECKPOINT.execute(connection, {"b_id": page_id, "b_version": version, "b_state": text})
     if saved.rowcount != 1:
         FIRST_CHECKPOINT.execute(connection, {"page_id": page_id, "version": version, "state": text})
+
+
+def set_clock(connection: Connection, page_id: str, clock: ClockUpdate) -> None:
+    """Writes the page's new clock state and deadline (in the transaction of the move that changed them)."""
+    CLOCK.execute(connection, {"b_id": page_id, "b_clock_state": clock.state, "b_deadline": clock.deadline})

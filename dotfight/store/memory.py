@@ -6,21 +6,41 @@ long as the object lives)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from datetime import datetime
+from typing import TypeVar
 
 from dotfight.store.records import (
     Appended,
     AppendsAnsweredByFuture,
     Checkpoint,
+    ClockUpdate,
+    Deadline,
     LogEntry,
     NoSuchPage,
     PageRecord,
+    Phrase,
+    PhraseCapReached,
+    Rematch,
+    RematchRefused,
     Reply,
     SeatRecord,
     StoredPage,
     VersionMoved,
 )
+
+T = TypeVar("T")
+
+
+def _answered(work: Callable[[], T]) -> Future[T]:
+    """A future answered at once with what `work` returns, or with what it raises."""
+    future: Future[T] = Future()
+    try:
+        future.set_result(work())
+    except Exception as error:
+        future.set_exception(error)
+    return future
 
 
 class _Page:
@@ -31,6 +51,20 @@ class _Page:
         self.seats = list(seats)
         self.log: list[LogEntry] = []
         self.moves: dict[str, LogEntry] = {}
+        self.clock: ClockUpdate | None = checkpoint.clock
+        self.rematch: Rematch | None = None
+        self.phrases: list[Phrase] = []
+
+
+def _refused_acceptance(standing: Rematch, side: str, now: datetime) -> str | None:
+    """Why `side` may not accept this rematch now (as people.refused_acceptance), or None."""
+    if standing.page is not None:
+        return "accepted"
+    if standing.offered_by == side:
+        return "own_offer"
+    if standing.expires_at <= now:
+        return "expired"
+    return None
 
 
 class MemoryPageStore(AppendsAnsweredByFuture):
@@ -54,6 +88,7 @@ class MemoryPageStore(AppendsAnsweredByFuture):
     def __init__(self) -> None:
         self._pages: dict[str, _Page] = {}
         self._expired: set[str] = set()
+        self._beats: dict[str, datetime] = {}
         self._lock = threading.Lock()
 
     def _page(self, page_id: str) -> _Page:
@@ -89,7 +124,16 @@ class MemoryPageStore(AppendsAnsweredByFuture):
         with self._lock:
             page = self._page(page_id)
             at = page.saved.version
-            return StoredPage(page.record, page.row.version, page.saved.state, at, tuple(page.log[at:]))
+            clock = page.clock
+            return StoredPage(
+                page.record,
+                page.row.version,
+                page.saved.state,
+                at,
+                tuple(page.log[at:]),
+                clock_state=None if clock is None else clock.state,
+                deadline=None if clock is None else clock.deadline,
+            )
 
     def log(self, page_id: str, after: int, up_to: int | None = None) -> list[LogEntry]:
         """Returns the entries after `after` (at most `up_to`)."""
@@ -141,4 +185,117 @@ class MemoryPageStore(AppendsAnsweredByFuture):
         page.row = checkpoint
         if checkpoint.state is not None:
             page.saved = checkpoint
+        if checkpoint.clock is not None:
+            page.clock = checkpoint.clock
         return Appended(entry)
+
+    # ----------------------------------------------------------------------------------------------
+    # pages between two people (records.PeopleStore), with the database store's refusals
+
+    def next_deadlines(self, limit: int) -> list[Deadline]:
+        """Returns the earliest deadlines of the pages in play, earliest first."""
+        with self._lock:
+            deadlines = [
+                Deadline(page_id, page.clock.deadline)
+                for page_id, page in self._pages.items()
+                if page.clock is not None and page.clock.deadline is not None and page.row.status == "open"
+            ]
+        return sorted(deadlines, key=lambda due: (due.deadline, due.page_id))[: max(limit, 0)]
+
+    def rematch(self, page_id: str) -> Rematch | None:
+        """Returns the page's rematch, or None."""
+        with self._lock:
+            return self._page(page_id).rematch
+
+    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
+        """Offers a rematch for `side` (records.PeopleStore.offer_rematch)."""
+
+        def offer() -> Rematch:
+            with self._lock:
+                page = self._page(page_id)
+                standing = page.rematch
+                if standing is not None:
+                    if standing.page is not None:
+                        raise RematchRefused(page_id, "accepted")
+                    if standing.expires_at > now:
+                        if standing.offered_by == side:
+                            return standing
+                        raise RematchRefused(page_id, "offered")
+                page.rematch = Rematch(page_id, side, now, expires_at)
+                return page.rematch
+
+        return _answered(offer)
+
+    def withdraw_rematch(self, page_id: str, now: datetime) -> Future[bool]:
+        """Withdraws or declines the standing offer; tells whether one stood."""
+
+        def withdraw() -> bool:
+            with self._lock:
+                page = self._page(page_id)
+                standing = page.rematch
+                if standing is None or standing.page is not None:
+                    return False
+                page.rematch = None
+                return standing.expires_at > now
+
+        return _answered(withdraw)
+
+    def accept_rematch(
+        self,
+        page_id: str,
+        side: str,
+        now: datetime,
+        record: PageRecord,
+        checkpoint: Checkpoint,
+        seats: Sequence[SeatRecord],
+    ) -> Future[Rematch]:
+        """Accepts the other side's offer: the new page made and linked at once, or neither."""
+
+        def accept() -> Rematch:
+            with self._lock:
+                page = self._page(page_id)
+                standing = page.rematch
+                if standing is None:
+                    raise RematchRefused(page_id, "none")
+                refusal = _refused_acceptance(standing, side, now)
+                if refusal is not None:
+                    raise RematchRefused(page_id, refusal)
+                if record.id in self._pages:
+                    raise ValueError(f"page {record.id!r} exists")
+                self._pages[record.id] = _Page(record, checkpoint, seats)
+                page.rematch = Rematch(
+                    page_id, standing.offered_by, standing.offered_at, standing.expires_at, record.id, now
+                )
+                return page.rematch
+
+        return _answered(accept)
+
+    def say(self, phrase: Phrase, cap: int) -> Future[Phrase]:
+        """Keeps a phrase unless its side has said `cap` on the page already (PhraseCapReached)."""
+
+        def keep() -> Phrase:
+            with self._lock:
+                page = self._page(phrase.page_id)
+                if sum(1 for said in page.phrases if said.side == phrase.side) >= cap:
+                    raise PhraseCapReached(f"{phrase.side} has said {cap} phrases on {phrase.page_id!r}")
+                page.phrases.append(phrase)
+                return phrase
+
+        return _answered(keep)
+
+    def phrases(self, page_id: str) -> list[Phrase]:
+        """Returns the page's phrases in the order said."""
+        with self._lock:
+            return list(self._page(page_id).phrases)
+
+    def beat(self, process_id: str, started_at: datetime, now: datetime) -> Future[None]:
+        """Records the process's heartbeat."""
+        with self._lock:
+            self._beats[process_id] = now
+        return _answered(lambda: None)
+
+    def last_beat(self, before: datetime, excluding: str) -> datetime | None:
+        """Returns the latest heartbeat of the other processes up to `before`, or None."""
+        with self._lock:
+            beats = [at for owner, at in self._beats.items() if owner != excluding and at <= before]
+        return max(beats, default=None)

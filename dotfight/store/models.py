@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -45,6 +45,13 @@ class PageRow(Base):
     bot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    # The clock as created ({"initial_s", "increment_s"} live, {"per_move_s"} link), None: no clock.
+    clock: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The clock model's own state (opaque to the store), written with the move that changed it.
+    clock_state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # When the running side's time ends (UTC), None: nobody's time runs. Indexed: the server's one timer
+    # asks for the earliest deadlines of the pages in play.
+    deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
 
 
 class PageStateRow(Base):
@@ -115,6 +122,44 @@ class VapidKeyRow(Base):
     private_pem: Mapped[str] = mapped_column(String(1024))
     public_key: Mapped[str] = mapped_column(String(128))  # the applicationServerKey, base64url
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+
+
+class RematchRow(Base):
+    """A page's one rematch: offered by a side until `expires_at`; once accepted, the new page's id."""
+
+    __tablename__ = "rematches"
+
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"), primary_key=True)
+    offered_by: Mapped[str] = mapped_column(String(8))  # "blue" | "red"
+    offered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    new_page_id: Mapped[str | None] = mapped_column(ForeignKey("pages.id"), nullable=True, unique=True)
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class PhraseRow(Base):
+    """A phrase said on a page: by which side, when, and at which version of the page."""
+
+    __tablename__ = "phrases"
+    __table_args__ = (Index("ix_phrases_page_side", "page_id", "side"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"))
+    side: Mapped[str] = mapped_column(String(8))
+    phrase: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class ServerBeatRow(Base):
+    """A server process's heartbeat: the last moment it was up, so a later start knows how long the
+    server was down (and the clocks are not charged for it)."""
+
+    __tablename__ = "server_beats"
+
+    process_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    beat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 # Imported with the models so that the tombstone table of expired pages is part of `Base.metadata`

@@ -50,6 +50,24 @@ class PageRecord:
     seed_sha256: str
     bot: dict[str, Any] | None
     created_at: datetime
+    clock: dict[str, Any] | None = None  # the clock as created; None: no time limit
+
+
+@dataclass(frozen=True)
+class ClockUpdate:
+    """A page's new clock state (the clock model's own JSON, which the store never reads but for its
+    `running`) and the running side's deadline (None: nobody's time runs)."""
+
+    state: dict[str, Any]
+    deadline: datetime | None
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A page in play whose running side's time ends at `deadline`."""
+
+    page_id: str
+    deadline: datetime
 
 
 @dataclass(frozen=True)
@@ -63,6 +81,7 @@ class Checkpoint:
     winner: str | None
     status: str
     state: dict[str, Any] | None = None
+    clock: ClockUpdate | None = None  # written in the same transaction; None leaves the clock as it was
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,8 @@ class StoredPage:
     checkpoint: dict[str, Any] | None
     checkpoint_version: int
     entries: tuple[LogEntry, ...]
+    clock_state: dict[str, Any] | None = None
+    deadline: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +140,51 @@ class JobRefused(Exception):
     go on (e.g. a conditional UPDATE that matched no row)."""
 
 
+class NoPageToWrite(NoSuchPage, JobRefused):
+    """A write's page does not exist: refused before anything was written (the batch's others go on)."""
+
+
 class VersionMoved(JobRefused):
     """Another writer moved the page on past `expected_version`; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Rematch:
+    """A page's rematch: offered by `offered_by` at `offered_at`, standing until `expires_at`; once
+    accepted, `page` is the new page's id."""
+
+    page_id: str
+    offered_by: str
+    offered_at: datetime
+    expires_at: datetime
+    page: str | None = None
+    accepted_at: datetime | None = None
+
+
+class RematchRefused(JobRefused):
+    """A rematch write refused, nothing written; `reason`: "offered" (the other side's offer stands:
+    accept it), "none" (no offer stands), "own_offer" (a side cannot accept its own), "expired",
+    "accepted" (the page has its rematch already)."""
+
+    def __init__(self, page_id: str, reason: str) -> None:
+        super().__init__(f"rematch of {page_id!r} refused: {reason}")
+        self.page_id = page_id
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A phrase said on a page by `side` at `at`, when the page was at `version`."""
+
+    page_id: str
+    side: str
+    phrase: str
+    at: datetime
+    version: int
+
+
+class PhraseCapReached(JobRefused):
+    """A side has said as many phrases on the page as the cap allows; nothing was written."""
 
 
 class Answer(Protocol[T_contra]):
@@ -235,6 +299,61 @@ class PageStore(Protocol):
         ...
 
 
+class PeopleStore(Protocol):
+    """What pages between two people keep besides their log (issue 19): deadlines, the rematch, the
+    phrases and the server's heartbeat. Both stores implement it beside `PageStore`."""
+
+    def next_deadlines(self, limit: int) -> list[Deadline]:
+        """Returns the earliest deadlines of the pages in play, earliest first (one indexed query)."""
+        ...
+
+    def rematch(self, page_id: str) -> Rematch | None:
+        """Returns the page's rematch (its offer, or the new page once accepted), or None."""
+        ...
+
+    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
+        """Offers a rematch for `side`; the same side's standing offer is answered as it is (idempotent),
+        an expired or withdrawn one replaced. Refused (RematchRefused) with "offered" while the other
+        side's offer stands, "accepted" once the page has its rematch."""
+        ...
+
+    def withdraw_rematch(self, page_id: str, now: datetime) -> Future[bool]:
+        """Withdraws (or declines) the standing offer; tells whether there was one. An accepted rematch
+        stays."""
+        ...
+
+    def accept_rematch(
+        self,
+        page_id: str,
+        side: str,
+        now: datetime,
+        record: PageRecord,
+        checkpoint: Checkpoint,
+        seats: Sequence[SeatRecord],
+    ) -> Future[Rematch]:
+        """Accepts the other side's standing offer for `side`: the new page (`record`, its first
+        checkpoint and seats) is created and linked in one transaction, or nothing is (RematchRefused:
+        "none", "own_offer", "expired", "accepted"). A page never gets two rematches."""
+        ...
+
+    def say(self, phrase: Phrase, cap: int) -> Future[Phrase]:
+        """Keeps a phrase unless its side has said `cap` on the page already (PhraseCapReached)."""
+        ...
+
+    def phrases(self, page_id: str) -> list[Phrase]:
+        """Returns every phrase said on the page, in the order said."""
+        ...
+
+    def beat(self, process_id: str, started_at: datetime, now: datetime) -> Future[None]:
+        """Records that the process started at `started_at` is up at `now`."""
+        ...
+
+    def last_beat(self, before: datetime, excluding: str) -> datetime | None:
+        """Returns the latest heartbeat of any other process up to `before` (e.g. this process's start:
+        the server was down from then), or None when none ever beat."""
+        ...
+
+
 class AppendsAnsweredByFuture:
     """Gives a store the protocol's `append` (a Future) from its `append_then` (a reply function)."""
 
@@ -265,3 +384,12 @@ def iso_utc(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).isoformat()
+
+
+def iso_utc_z(moment: datetime) -> str:
+    """Writes a moment as ISO 8601 in UTC with `Z` (the page summaries' deadline).
+
+    >>> iso_utc_z(datetime(2026, 12, 1, 22, 30, 5, tzinfo=UTC))
+    '2026-12-01T22:30:05Z'
+    """
+    return iso_utc(moment).replace("+00:00", "Z")

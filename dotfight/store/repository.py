@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Text, cast, select
+from sqlalchemy import Text, and_, cast, select
 from sqlalchemy.orm import Session
 
 from dotfight.store.models import ActionRow, PageRow, PageStateRow, SeatRow
@@ -76,3 +77,28 @@ def action_by_move_id(session: Session, page_id: str, move_id: str) -> ActionRow
     """Returns the logged action a client sent under `move_id`, or None."""
     query = select(ActionRow).where(ActionRow.page_id == page_id, ActionRow.move_id == move_id)
     return session.scalars(query).first()
+
+
+def end_reasons(session: Session, page_ids: Sequence[str]) -> dict[str, str]:
+    """Returns how each finished page named ended (its last entry's `game_over` reason), by page id."""
+    if not page_ids:
+        return {}
+    query = (
+        select(ActionRow.page_id, ActionRow.events)
+        .join(PageRow, and_(PageRow.id == ActionRow.page_id, PageRow.version == ActionRow.version))
+        .where(PageRow.id.in_(page_ids), PageRow.status == "over")
+    )
+    reasons: dict[str, str] = {}
+    for page_id, events in session.execute(query):
+        reason = _game_over_reason(events)
+        if reason is not None:
+            reasons[page_id] = reason
+    return reasons
+
+
+def _game_over_reason(events: list[dict[str, Any]]) -> str | None:
+    for event in events:
+        if event.get("type") == "game_over":
+            reason = event.get("reason")
+            return reason if isinstance(reason, str) else None
+    return None

@@ -24,14 +24,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from dotfight.store import appends, expiry, leases, repository
+from dotfight.store import appends, expiry, leases, people, repository
 from dotfight.store.database import (
     DEFAULT_BUSY_TIMEOUT_S,
     DatabaseFile,
@@ -45,9 +45,13 @@ from dotfight.store.records import (
     Appended,
     AppendsAnsweredByFuture,
     Checkpoint,
+    ClockUpdate,
+    Deadline,
     LogEntry,
     NoSuchPage,
     PageRecord,
+    Phrase,
+    Rematch,
     Replied,
     Reply,
     SeatRecord,
@@ -75,6 +79,7 @@ def record_of(row: PageRow) -> PageRecord:
         seed_sha256=row.seed_sha256,
         bot=row.bot,
         created_at=row.created_at,
+        clock=row.clock,
     )
 
 
@@ -83,6 +88,13 @@ def entry_of(row: ActionRow) -> LogEntry:
     return LogEntry(
         version=row.version, side=row.side, action=row.action, events=row.events, move_id=row.move_id
     )
+
+
+def clock_columns(clock: ClockUpdate | None) -> dict[str, Any]:
+    """The page row's clock columns a checkpoint sets (none when it leaves the clock as it was)."""
+    if clock is None:
+        return {}
+    return {"clock_state": clock.state, "deadline": clock.deadline}
 
 
 def summary_of(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -160,10 +172,23 @@ class SqlPageStore(AppendsAnsweredByFuture):
 
     def create(self, record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]) -> Future[None]:
         """Stores a new page with its seats (committed by the writer)."""
+        add = self._adding(record, checkpoint, seats)
+
+        def insert(transaction: Transaction) -> tuple[None, None]:
+            add(transaction.session)
+            return None, None
+
+        return self._write(insert, record.id)
+
+    @staticmethod
+    def _adding(
+        record: PageRecord, checkpoint: Checkpoint, seats: Sequence[SeatRecord]
+    ) -> Callable[[Session], None]:
+        """The adding of a new page on a writer's session (a page of its own, or a rematch)."""
         assert checkpoint.state is not None, "a new page's first checkpoint carries its state"
         first_state = appends.state_text(checkpoint.state)
 
-        def insert(transaction: Transaction) -> tuple[None, None]:
+        def add(session: Session) -> None:
             now = utc_now()
             row = PageRow(
                 id=record.id,
@@ -175,6 +200,8 @@ class SqlPageStore(AppendsAnsweredByFuture):
                 bot=record.bot,
                 created_at=record.created_at,
                 updated_at=now,
+                clock=record.clock,
+                **clock_columns(checkpoint.clock),
                 **summary_of(checkpoint),
             )
             seat_rows = [
@@ -182,10 +209,9 @@ class SqlPageStore(AppendsAnsweredByFuture):
                 for seat in seats
             ]
             state = PageStateRow(page_id=record.id, version=checkpoint.version, state=first_state)
-            repository.add_page(transaction.session, row, seat_rows, state)
-            return None, None
+            repository.add_page(session, row, seat_rows, state)
 
-        return self._write(insert, record.id)
+        return add
 
     def version(self, page_id: str) -> int:
         """Returns the stored version alone (not the row's large private state)."""
@@ -207,7 +233,15 @@ class SqlPageStore(AppendsAnsweredByFuture):
                 checkpoint, saved = appends.state_of(kept.state), kept.version
             # Bounded by the row's version: an action committed since the row was read is left out.
             entries = repository.actions_after(session, row.id, saved, up_to=row.version)
-            return StoredPage(record_of(row), row.version, checkpoint, saved, tuple(map(entry_of, entries)))
+            return StoredPage(
+                record_of(row),
+                row.version,
+                checkpoint,
+                saved,
+                tuple(map(entry_of, entries)),
+                clock_state=row.clock_state,
+                deadline=None if row.deadline is None else people.as_utc(row.deadline),
+            )
 
     def log(self, page_id: str, after: int, up_to: int | None = None) -> list[LogEntry]:
         """Returns the log entries after `after` (at most `up_to`), oldest first."""
@@ -255,6 +289,81 @@ class SqlPageStore(AppendsAnsweredByFuture):
             return None, None
 
         return self._write(release, page_id)
+
+    # ----------------------------------------------------------------------------------------------
+    # pages between two people (records.PeopleStore): deadlines, rematches, phrases, heartbeats
+
+    def next_deadlines(self, limit: int) -> list[Deadline]:
+        """Returns the earliest deadlines of the pages in play, earliest first."""
+        with _answering(), self._sessions() as session:
+            return people.next_deadlines(session, limit)
+
+    def rematch(self, page_id: str) -> Rematch | None:
+        """Returns the page's rematch, or None."""
+        with _answering(), self._sessions() as session:
+            return people.read_rematch(session, page_id)
+
+    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
+        """Offers a rematch for `side` (records.PeopleStore.offer_rematch)."""
+
+        def offer(transaction: Transaction) -> tuple[Rematch, None]:
+            return people.offer_rematch(transaction.session, page_id, side, now, expires_at), None
+
+        return self._write(offer, page_id)
+
+    def withdraw_rematch(self, page_id: str, now: datetime) -> Future[bool]:
+        """Withdraws or declines the standing offer; tells whether one stood."""
+
+        def withdraw(transaction: Transaction) -> tuple[bool, None]:
+            return people.withdraw_rematch(transaction.session, page_id, now), None
+
+        return self._write(withdraw, page_id)
+
+    def accept_rematch(
+        self,
+        page_id: str,
+        side: str,
+        now: datetime,
+        record: PageRecord,
+        checkpoint: Checkpoint,
+        seats: Sequence[SeatRecord],
+    ) -> Future[Rematch]:
+        """Accepts the other side's offer: the new page created and linked in one transaction."""
+        add = self._adding(record, checkpoint, seats)
+
+        def accept(transaction: Transaction) -> tuple[Rematch, None]:
+            session = transaction.session
+            linked = people.accept_rematch(session, page_id, side, now, record.id, lambda: add(session))
+            return linked, None
+
+        return self._write(accept, page_id)
+
+    def say(self, phrase: Phrase, cap: int) -> Future[Phrase]:
+        """Keeps a phrase unless its side has said `cap` on the page already (PhraseCapReached)."""
+
+        def keep(transaction: Transaction) -> tuple[Phrase, None]:
+            return people.say(transaction.session, phrase, cap), None
+
+        return self._write(keep, phrase.page_id)
+
+    def phrases(self, page_id: str) -> list[Phrase]:
+        """Returns the page's phrases in the order said."""
+        with _answering(), self._sessions() as session:
+            return people.phrases(session, page_id)
+
+    def beat(self, process_id: str, started_at: datetime, now: datetime) -> Future[None]:
+        """Records the process's heartbeat."""
+
+        def write(transaction: Transaction) -> tuple[None, None]:
+            people.beat(transaction.session, process_id, started_at, now)
+            return None, None
+
+        return self._write(write, "")
+
+    def last_beat(self, before: datetime, excluding: str) -> datetime | None:
+        """Returns the latest heartbeat of the other processes up to `before`, or None."""
+        with _answering(), self._sessions() as session:
+            return people.last_beat(session, before, excluding)
 
     def append_then(
         self,
@@ -322,6 +431,8 @@ class _Append:
         checkpoint = self.checkpoint
         if checkpoint.state is not None:
             appends.save_state(transaction.connection, self.page_id, checkpoint.version, checkpoint.state)
+        if checkpoint.clock is not None:  # in the move's own transaction, never a write of its own
+            appends.set_clock(transaction.connection, self.page_id, checkpoint.clock)
         if self.store._in_transaction is not None:
             self.store._in_transaction(transaction.session, self.page_id, self.entry.version)
 

@@ -28,7 +28,7 @@ from dotfight.store.database import (
     store_unavailable,
 )
 from dotfight.store.models import utc_now
-from dotfight.store.records import iso_utc
+from dotfight.store.records import iso_utc, iso_utc_z
 
 T = TypeVar("T")
 
@@ -128,6 +128,7 @@ class DatabaseViews:
     def _read_summaries(self, page_ids: Sequence[str]) -> list[dict[str, Any]]:
         with self._sessions() as session:
             rows = repository.get_pages(session, page_ids)
+            reasons = repository.end_reasons(session, [row.id for row in rows if row.status == "over"])
         return [
             {
                 "id": row.id,
@@ -142,6 +143,21 @@ class DatabaseViews:
                 "bot": {"side": row.bot["side"], "strength": row.bot["strength"]} if row.bot else None,
                 "created_at": iso_utc(row.created_at),
                 "updated_at": iso_utc(row.updated_at),
+                # Issue 19: the clock as created, when the running side's time ends, who runs, how it ended.
+                "clock": row.clock,
+                "deadline": None if row.deadline is None else iso_utc_z(row.deadline),
+                "running": running_side(row.clock_state),
+                "reason": reasons.get(row.id),
             }
             for row in rows
         ]
+
+
+def running_side(clock_state: dict[str, Any] | None) -> str | None:
+    """The side whose time runs, from a stored clock state's `running` ("blue", "red"), else None.
+
+    >>> running_side({"running": "red", "blue_s": 60}), running_side({"running": "green"}), running_side(None)
+    ('red', None, None)
+    """
+    running = clock_state.get("running") if isinstance(clock_state, dict) else None
+    return running if running in ("blue", "red") else None

@@ -139,14 +139,16 @@ class CreatePage:
     bot_side: str = "blue"
     bot_strength: str = "normal"
     bot_seed: int = 0
+    clock: dict[str, int] | None = None  # live {initial_s, increment_s}, link {per_move_s}; None: none
 
 
 @dataclass(frozen=True)
 class NewPage:
-    """A page just created, with its tokens (shown once) and first state."""
+    """A page just created, with its tokens (shown once), first state and clock as created."""
 
     page: LoadedPage
     seats: dict[str, str | None]
+    clock: dict[str, int] | None = None
 
 
 class _Move(NamedTuple):
@@ -406,6 +408,7 @@ class PageAuthority:
             seed_sha256=fair_dice.seed_commitment(seed),
             bot=None if bot is None else bot.to_json(),
             created_at=datetime.now(UTC),
+            clock=command.clock,
         )
         seats, seat_records = self._new_seats(command.mode, bot)
         first = replace(checkpoint_of(state), state=state.to_json())
@@ -416,7 +419,7 @@ class PageAuthority:
         page = LoadedPage(meta_of(record), state)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
-        return NewPage(page=page, seats=seats)
+        return NewPage(page=page, seats=seats, clock=command.clock)
 
     @staticmethod
     def _new_rules(command: CreatePage) -> RuleSet:

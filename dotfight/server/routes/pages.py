@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from dotfight.server.claims import answer_claim, is_claim
+from dotfight.server.clock_snapshot import created_clock_snapshot
 from dotfight.server.deps import (
     BearerToken,
     CreationRateLimited,
@@ -64,13 +66,15 @@ async def create_page(body: PageCreate, request: Request, services: ServicesDep)
         for side, token in created.seats.items()
     }
     links["watch"] = f"{base}/p/{page_id}"
+    snapshot = created.page.public_snapshot()
+    snapshot["clock"] = created_clock_snapshot(created.clock, datetime.now(UTC))
     return PageCreated.model_validate(
         {
             "id": page_id,
             "seats": created.seats,
             "links": links,
             "seed_sha256": created.page.meta.seed_sha256,
-            "snapshot": created.page.public_snapshot(),
+            "snapshot": snapshot,
         }
     )
 

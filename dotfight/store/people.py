@@ -1,0 +1,192 @@
+"""The database's side of pages between two people (issue 19): the earliest deadlines, the rematch, the
+phrases and the server's heartbeat — each a function on a caller's session (reads) or on the writer's
+transaction (writes: `SqlPageStore` queues them as writer jobs).
+
+The rematch and phrase writes lock their row first (`SELECT … FOR UPDATE`, PostgreSQL's row lock; SQLite
+has one writer at a time anyway) and decide before they write anything, so a refusal writes nothing and
+two processes racing on one page are put in line: the second sees what the first committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy.orm import Session
+
+from dotfight.store.models import PageRow, PhraseRow, RematchRow, ServerBeatRow
+from dotfight.store.records import (
+    Deadline,
+    NoPageToWrite,
+    Phrase,
+    PhraseCapReached,
+    Rematch,
+    RematchRefused,
+)
+
+# Heartbeats older than this are deleted as processes beat (processes long gone); a server down for
+# longer reads no last beat.
+BEATS_KEPT = timedelta(days=30)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Returns a stored moment as an aware UTC datetime (SQLite hands back naive ones, stored as UTC)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def next_deadlines(session: Session, limit: int) -> list[Deadline]:
+    """Returns the earliest deadlines of the pages in play, earliest first (the `deadline` index)."""
+    query = (
+        select(PageRow.id, PageRow.deadline)
+        .where(PageRow.deadline.is_not(None), PageRow.status == "open")
+        .order_by(PageRow.deadline, PageRow.id)
+        .limit(limit)
+    )
+    return [Deadline(page_id, as_utc(deadline)) for page_id, deadline in session.execute(query) if deadline]
+
+
+def rematch_of(row: RematchRow) -> Rematch:
+    """Reads a rematch row."""
+    return Rematch(
+        page_id=row.page_id,
+        offered_by=row.offered_by,
+        offered_at=as_utc(row.offered_at),
+        expires_at=as_utc(row.expires_at),
+        page=row.new_page_id,
+        accepted_at=None if row.accepted_at is None else as_utc(row.accepted_at),
+    )
+
+
+def read_rematch(session: Session, page_id: str) -> Rematch | None:
+    """Returns the page's rematch, or None."""
+    row = session.get(RematchRow, page_id)
+    return None if row is None else rematch_of(row)
+
+
+def _locked_rematch(session: Session, page_id: str) -> RematchRow | None:
+    """The page's rematch row, locked for this transaction (raises NoPageToWrite for an unknown page)."""
+    if session.scalar(select(PageRow.id).where(PageRow.id == page_id).with_for_update()) is None:
+        raise NoPageToWrite(page_id)
+    row: RematchRow | None = session.scalar(
+        select(RematchRow).where(RematchRow.page_id == page_id).with_for_update()
+    )
+    return row
+
+
+def offer_rematch(session: Session, page_id: str, side: str, now: datetime, expires_at: datetime) -> Rematch:
+    """Offers a rematch for `side` (PeopleStore.offer_rematch)."""
+    row = _locked_rematch(session, page_id)
+    if row is None:
+        row = RematchRow(page_id=page_id, offered_by=side, offered_at=now, expires_at=expires_at)
+        session.add(row)
+        return rematch_of(row)
+    if row.new_page_id is not None:
+        raise RematchRefused(page_id, "accepted")
+    if as_utc(row.expires_at) > now:
+        if row.offered_by == side:
+            return rematch_of(row)
+        raise RematchRefused(page_id, "offered")
+    row.offered_by, row.offered_at, row.expires_at = side, now, expires_at
+    return rematch_of(row)
+
+
+def withdraw_rematch(session: Session, page_id: str, now: datetime) -> bool:
+    """Withdraws or declines the standing offer; tells whether one stood (an expired one goes too)."""
+    row = _locked_rematch(session, page_id)
+    if row is None or row.new_page_id is not None:
+        return False
+    standing = as_utc(row.expires_at) > now
+    session.execute(delete(RematchRow).where(RematchRow.page_id == page_id))
+    return standing
+
+
+def accept_rematch(
+    session: Session,
+    page_id: str,
+    side: str,
+    now: datetime,
+    new_page_id: str,
+    add_new_page: Callable[[], None],
+) -> Rematch:
+    """Accepts the other side's standing offer: decides first (its row locked), refusing before anything
+    is written; then adds the new page (`add_new_page`, flushed: the link is a foreign key) and links it."""
+    refusal = refused_acceptance(session, page_id, side, now)
+    if refusal is not None:
+        raise RematchRefused(page_id, refusal)
+    add_new_page()
+    session.flush()
+    row = session.get(RematchRow, page_id)
+    assert row is not None
+    row.new_page_id, row.accepted_at = new_page_id, now
+    return rematch_of(row)
+
+
+def refused_acceptance(session: Session, page_id: str, side: str, now: datetime) -> str | None:
+    """Why `side` may not accept the page's rematch now (locking its row), or None when it may."""
+    row = _locked_rematch(session, page_id)
+    if row is None:
+        return "none"
+    if row.new_page_id is not None:
+        return "accepted"
+    if row.offered_by == side:
+        return "own_offer"
+    if as_utc(row.expires_at) <= now:
+        return "expired"
+    return None
+
+
+def phrase_of(row: PhraseRow) -> Phrase:
+    """Reads a phrase row."""
+    return Phrase(row.page_id, row.side, row.phrase, as_utc(row.at), row.version)
+
+
+def say(session: Session, phrase: Phrase, cap: int) -> Phrase:
+    """Keeps a phrase unless its side said `cap` on the page already (the page row locked first, so two
+    processes cannot both pass the count)."""
+    if session.scalar(select(PageRow.id).where(PageRow.id == phrase.page_id).with_for_update()) is None:
+        raise NoPageToWrite(phrase.page_id)
+    said = session.scalar(
+        select(func.count())
+        .select_from(PhraseRow)
+        .where(PhraseRow.page_id == phrase.page_id, PhraseRow.side == phrase.side)
+    )
+    if (said or 0) >= cap:
+        raise PhraseCapReached(f"{phrase.side} has said {cap} phrases on {phrase.page_id!r}")
+    session.add(
+        PhraseRow(
+            page_id=phrase.page_id,
+            side=phrase.side,
+            phrase=phrase.phrase,
+            at=phrase.at,
+            version=phrase.version,
+        )
+    )
+    return phrase
+
+
+def phrases(session: Session, page_id: str) -> list[Phrase]:
+    """Returns the page's phrases in the order said."""
+    rows = session.scalars(select(PhraseRow).where(PhraseRow.page_id == page_id).order_by(PhraseRow.id))
+    return [phrase_of(row) for row in rows]
+
+
+def beat(session: Session, process_id: str, started_at: datetime, now: datetime) -> None:
+    """Records the process's heartbeat (its row made at its first beat)."""
+    moved: CursorResult[None] = session.execute(  # type: ignore[assignment]
+        update(ServerBeatRow).where(ServerBeatRow.process_id == process_id).values(beat_at=now)
+    )
+    if moved.rowcount != 1:
+        session.add(ServerBeatRow(process_id=process_id, started_at=started_at, beat_at=now))
+    # The beats of processes gone for long are of no use to anyone: each beat sweeps them.
+    session.execute(delete(ServerBeatRow).where(ServerBeatRow.beat_at < now - BEATS_KEPT))
+
+
+def last_beat(session: Session, before: datetime, excluding: str) -> datetime | None:
+    """Returns the latest heartbeat of the other processes up to `before`, or None."""
+    moment = session.scalar(
+        select(func.max(ServerBeatRow.beat_at)).where(
+            ServerBeatRow.beat_at <= before, ServerBeatRow.process_id != excluding
+        )
+    )
+    return None if moment is None else as_utc(moment)
