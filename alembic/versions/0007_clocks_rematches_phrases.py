@@ -71,7 +71,7 @@ def downgrade() -> None:
     op.drop_table("phrases")
     op.drop_table("rematches")
     op.drop_index("ix_pages_deadline", table_name="pages")
-    with op.batch_alter_table("pages") as batch:
-        batch.drop_column("deadline")
-        batch.drop_column("clock_state")
-        batch.drop_column("clock")
+    # Native DROP COLUMN (SQLite ≥ 3.35, PostgreSQL), as 0006: the table is not copied, and the foreign
+    # keys pointing at it stay untouched.
+    for column in ("deadline", "clock_state", "clock"):
+        op.execute(f"ALTER TABLE pages DROP COLUMN {column}")
