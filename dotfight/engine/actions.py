@@ -97,6 +97,8 @@ _FIELDS: dict[str, frozenset[str]] = {
     "time_out": frozenset({"type"}),
     "abandon": frozenset({"type"}),
 }
+# The actions a player makes, named when an unknown one is refused (the server's own are not offered).
+_PLAYED = tuple(kind for kind in _FIELDS if kind not in SERVER_ONLY_ACTIONS)
 KINDS = ("snipe", "lunge")
 
 
@@ -135,7 +137,7 @@ def parse_action(state: State, action: object) -> Action:
     kind = action.get("type")
     if not isinstance(kind, str) or kind not in _FIELDS:
         raise MalformedAction(
-            "unknown_action", f"unknown action type {quoted(kind)}; expected one of {', '.join(_FIELDS)}"
+            "unknown_action", f"unknown action type {quoted(kind)}; expected one of {', '.join(_PLAYED)}"
         )
     _exact_fields(action, _FIELDS[kind], kind)
     if kind == "draw_base":

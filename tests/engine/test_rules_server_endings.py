@@ -58,3 +58,10 @@ def test_a_page_ended_by_the_server_round_trips_through_its_private_json(kind: s
     over, _ = apply(play_ready(RuleSet.preset("quick")), "red", {"type": kind})
     again = State.from_json(json.loads(json.dumps(over.to_json())))
     assert again == over and again.end_reason == reason
+
+
+def test_an_unknown_action_is_told_the_players_actions_not_the_servers() -> None:
+    with pytest.raises(MalformedAction) as refusal:
+        parse_action(new_page(RuleSet.preset("quick"), 1), {"type": "pass"})
+    assert "resign" in refusal.value.message
+    assert "time_out" not in refusal.value.message and "abandon" not in refusal.value.message

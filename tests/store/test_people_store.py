@@ -33,6 +33,7 @@ from dotfight.store.records import (
     VersionMoved,
 )
 from dotfight.store.sql_pages import SqlPageStore
+from tests.store.test_sql_hot_path import writer_statements
 
 Store = MemoryPageStore | SqlPageStore
 STATE = {"version": 0, "phase": "bases"}
@@ -116,6 +117,22 @@ def test_a_refused_move_writes_no_clock(store: Store) -> None:
     # A retried move_id is answered with its first entry, and its new clock is not written either.
     again = move(store, "p1", 1, clock_at("blue", T0 + timedelta(hours=1))).result(10)
     assert again.duplicate and store.load("p1").deadline == T0 + timedelta(seconds=5)
+
+
+def test_a_clock_move_adds_one_update_of_the_page_row_and_reads_nothing(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
+    upgrade_to_head(engine)
+    sql = SqlPageStore(engine)
+    try:
+        new_page(sql, "p1", clock_at("blue", T0))
+        seen = writer_statements(engine)
+        move(sql, "p1", 1, clock_at("red", T0)).result(10)
+        move(sql, "p1", 2, None).result(10)
+    finally:
+        sql.close()
+        engine.dispose()
+    assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT", "UPDATE", "UPDATE", "INSERT"]
+    assert seen[2].startswith("UPDATE pages SET clock_state=?, deadline=? WHERE pages.id = ?")
 
 
 def test_a_page_without_a_clock_keeps_none(store: Store) -> None:
