@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dotfight.engine import Side, State
+from dotfight.engine.errors import quoted
 
 from .errors import PeopleError
 from .lag import ALLOWANCE_CAP_S, capped
@@ -176,7 +177,7 @@ def _whole(raw: dict[str, Any], name: str, bounds: tuple[int, int], *, required:
         raise ClockError(
             f"clock.{name}",
             "out_of_range",
-            f"clock.{name} must be a whole number from {low} to {high}, not {value!r}",
+            f"clock.{name} must be a whole number from {low} to {high}, not {quoted(value)}",
         )
     return value
 
@@ -239,7 +240,7 @@ class ClockState:
         running = raw["running"]
         if running not in ("blue", "red", None):
             raise ClockError(
-                "clock.running", "bad_clock", f"clock.running must be blue, red or null, not {running!r}"
+                "clock.running", "bad_clock", f"clock.running must be blue, red or null: {quoted(running)}"
             )
         return cls(
             settings=settings_from_json(raw["settings"]),
