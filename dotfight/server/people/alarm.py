@@ -26,8 +26,9 @@ import asyncio
 import contextlib
 import heapq
 import logging
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 __all__ = ["Alarm", "AlarmClock", "ManualClock", "SystemClock"]
@@ -96,7 +97,9 @@ class ManualClock:
 
 class Alarm:
     """One timer for many pages: `set(page_id, when)`, `clear(page_id)`, and `on_due(page_id)` called
-    once when a page's time comes (the page is then forgotten; set it again for a later deadline)."""
+    once when a page's time comes (the page is then forgotten; set it again for a later deadline). An
+    `on_due` that returns an awaitable (an `async def`) has it run as its own task, so a slow write for
+    one page never delays another page's time-out; the alarm holds the task until it is done."""
 
     def __init__(
         self, on_due: Callable[[str], object], clock: AlarmClock | None = None, *, max_sleep_s: float = 60.0
@@ -109,6 +112,7 @@ class Alarm:
         self._order = 0
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._callbacks: set[asyncio.Task[object]] = set()
 
     def __len__(self) -> int:
         """Returns how many pages wait."""
@@ -120,7 +124,15 @@ class Alarm:
         return None if entry is None else entry[0]
 
     def set(self, page_id: str, when: float) -> None:
-        """Sets (or moves) the page's alarm; wakes the task only when this is the new earliest."""
+        """Sets (or moves) the page's alarm; wakes the task only when this is the new earliest.
+
+        >>> Alarm(print).set("p1", float("nan"))
+        Traceback (most recent call last):
+        ...
+        ValueError: an alarm's time must be a finite number of seconds, not nan
+        """
+        if not math.isfinite(when):
+            raise ValueError(f"an alarm's time must be a finite number of seconds, not {when!r}")
         earliest = self._earliest()
         self._order += 1
         self._when[page_id] = (when, self._order)
@@ -170,10 +182,29 @@ class Alarm:
             if earliest is not None and earliest <= now:
                 _when, _order, page_id = heapq.heappop(self._heap)
                 del self._when[page_id]
-                try:
-                    self._on_due(page_id)
-                except Exception:  # one page's failure must not stop every other page's alarm
-                    _log.exception("the alarm's callback failed for page %s", page_id)
+                self._call_back(page_id)
                 continue
             delay = self._max_sleep_s if earliest is None else min(earliest - now, self._max_sleep_s)
             await self._clock.wait(self._wakeup, delay)
+
+    def _call_back(self, page_id: str) -> None:
+        """Calls `on_due`; an awaitable it returns runs as a task. A failure is logged, never raised: one
+        page's failure must not stop every other page's alarm."""
+        try:
+            result = self._on_due(page_id)
+        except Exception:
+            _log.exception("the alarm's callback failed for page %s", page_id)
+            return
+        if isinstance(result, Awaitable):
+            task = asyncio.ensure_future(_logged(result, page_id))
+            self._callbacks.add(task)
+            task.add_done_callback(self._callbacks.discard)
+
+
+async def _logged(work: Awaitable[object], page_id: str) -> object:
+    """Awaits an `on_due` coroutine, logging its failure."""
+    try:
+        return await work
+    except Exception:
+        _log.exception("the alarm's callback failed for page %s", page_id)
+        return None

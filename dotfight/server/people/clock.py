@@ -235,21 +235,41 @@ class ClockState:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> ClockState:
-        """Reads `to_json()` back exactly (the stored `deadline` is worked out again, not trusted)."""
-        since = raw["since"]
-        running = raw["running"]
-        if running not in ("blue", "red", None):
-            raise ClockError(
-                "clock.running", "bad_clock", f"clock.running must be blue, red or null: {quoted(running)}"
+        """Reads `to_json()` back exactly (the stored `deadline` is worked out again, not trusted); raises
+        `ClockError` for a dict it did not write.
+
+        >>> ClockState.from_json({"settings": {"per_move_s": 3600}})
+        Traceback (most recent call last):
+        ...
+        dotfight.server.people.clock.ClockError: clock: not a stored clock ('since' is missing)
+        """
+        try:
+            settings, since, running = settings_from_json(raw["settings"]), raw["since"], raw["running"]
+            if running not in ("blue", "red", None):
+                raise ClockError(
+                    "clock.running",
+                    "bad_clock",
+                    f"clock.running must be blue, red or null: {quoted(running)}",
+                )
+            return cls(
+                settings=settings,
+                blue_s=_seconds(raw["blue_s"]),
+                red_s=_seconds(raw["red_s"]),
+                running=running,
+                since=None if since is None else _seconds(since),
+                setup=raw["setup"] is True,
             )
-        return cls(
-            settings=settings_from_json(raw["settings"]),
-            blue_s=float(raw["blue_s"]),
-            red_s=float(raw["red_s"]),
-            running=running,
-            since=None if since is None else float(since),
-            setup=bool(raw["setup"]),
-        )
+        except KeyError as missing:
+            raise ClockError(
+                "clock", "bad_clock", f"clock: not a stored clock ({missing} is missing)"
+            ) from None
+
+
+def _seconds(value: object) -> float:
+    """Returns a stored number of seconds as a float; refuses anything else (a bool, a string, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ClockError("clock", "bad_clock", f"clock: not a number of seconds: {quoted(value)}")
+    return float(value)
 
 
 def start_clock(settings: ClockSettings, state: State, now: float) -> ClockState:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dotfight.server.people.absence import DEFAULT_GRACE_S, absent_since, claim_at, claim_due, claim_outcome
 from dotfight.server.people.clock import ClockState, LiveClock
@@ -63,3 +65,31 @@ def test_a_claim_once_the_time_is_up_writes_time_out_even_if_the_other_is_presen
     assert claim(clock=clock, actor_present=True, now=115.0) is None
     plenty = ClockState(LiveClock(300, 0), 300.0, 300.0, "blue", 100.0)
     assert claim(clock=plenty, now=100.0 + GRACE) == "abandon"  # absent with time left
+
+
+@given(
+    st.floats(0, 1e6),
+    st.one_of(st.none(), st.floats(0, 1e6)),
+    st.floats(0, 2e6),
+    st.floats(1, 600),
+    st.booleans(),
+)
+def test_a_claim_is_never_granted_before_the_grace_and_stays_granted_after(
+    turn_passed_at: float, left_at: float | None, now: float, grace: float, present: bool
+) -> None:
+    outcome = claim(
+        actor_present=present, turn_passed_at=turn_passed_at, actor_left_at=left_at, now=now, grace_s=grace
+    )
+    since = max(turn_passed_at, left_at if left_at is not None else turn_passed_at)
+    assert (outcome == "abandon") == (not present and now >= since + grace)
+    if outcome == "abandon":
+        assert (
+            claim(
+                actor_present=present,
+                turn_passed_at=turn_passed_at,
+                actor_left_at=left_at,
+                now=now + 1.0,
+                grace_s=grace,
+            )
+            == "abandon"
+        )

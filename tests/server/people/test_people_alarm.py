@@ -8,6 +8,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dotfight.server.people.alarm import Alarm, ManualClock, SystemClock
 
@@ -130,3 +132,72 @@ async def test_an_alarm_without_pages_sleeps_until_its_longest_nap(start: float)
     await clock.advance(1.0)
     assert due == ["p"]
     alarm.stop()
+
+
+async def test_an_async_callback_runs_as_its_own_task_and_does_not_hold_up_the_next_page() -> None:
+    clock, due = ManualClock(0.0), list[str]()
+    release = asyncio.Event()
+
+    async def on_due(page_id: str) -> None:
+        due.append(f"{page_id} began")
+        if page_id == "slow":
+            await release.wait()
+        due.append(f"{page_id} ended")
+
+    alarm = Alarm(on_due, clock)
+    alarm.start()
+    alarm.set("slow", 1.0)
+    alarm.set("fast", 1.5)
+    await clock.advance(2.0)
+    assert due == ["slow began", "fast began", "fast ended"]
+    release.set()
+    await asyncio.sleep(0)
+    assert due[-1] == "slow ended"
+    alarm.stop()
+
+
+def test_a_time_that_is_not_a_number_is_refused() -> None:
+    alarm = Alarm(print, ManualClock(0.0))
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="finite"):
+            alarm.set("p", bad)
+    assert len(alarm) == 0
+
+
+CHANGES = st.lists(
+    st.tuples(st.sampled_from(["p0", "p1", "p2", "p3", "p4"]), st.one_of(st.none(), st.integers(1, 50))),
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(CHANGES, st.integers(1, 60))
+def test_the_alarm_calls_back_exactly_the_pages_a_plain_dict_says_are_due(
+    changes: list[tuple[str, int | None]], advance: int
+) -> None:
+    """Model check: after any sets (a time) and clears (None), advancing the clock calls back, in time
+    order, exactly the pages whose last set time has come."""
+
+    async def run() -> list[str]:
+        clock, due = ManualClock(0.0), list[str]()
+        alarm = Alarm(due.append, clock)
+        alarm.start()
+        for page_id, when in changes:
+            if when is None:
+                alarm.clear(page_id)
+            else:
+                alarm.set(page_id, float(when))
+        await clock.advance(float(advance))
+        alarm.stop()
+        return due
+
+    model: dict[str, int] = {}
+    for page_id, when in changes:
+        if when is None:
+            model.pop(page_id, None)
+        else:
+            model[page_id] = when
+    expected = [page for page, when in sorted(model.items(), key=lambda item: item[1]) if when <= advance]
+    due = asyncio.run(run())
+    assert sorted(due) == sorted(expected)
+    assert [model[page] for page in due] == sorted(model[page] for page in due)

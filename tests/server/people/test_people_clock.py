@@ -321,3 +321,33 @@ def running_next(clock: ClockState) -> Side:
 def test_clock_from_in_play_page_is_blue_running_from_creation() -> None:
     clock = start_clock(LIVE, in_play(), T0)
     assert (clock.running, clock.setup, clock.deadline) == ("blue", False, T0 + 60)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {},
+        {"settings": {"per_move_s": 3600}, "blue_s": 1.0, "red_s": 1.0, "running": "green", "since": 0.0},
+        {"settings": {"per_move_s": 1}, "blue_s": 1.0, "red_s": 1.0, "running": None, "since": None},
+        {
+            "settings": {"per_move_s": 3600},
+            "blue_s": "1",
+            "red_s": 1.0,
+            "running": None,
+            "since": None,
+            "setup": False,
+        },
+        {
+            "settings": {"initial_s": 60},
+            "blue_s": 1.0,
+            "red_s": float("nan"),
+            "running": "red",
+            "since": 0.0,
+            "setup": False,
+        },
+    ],
+)
+def test_a_stored_clock_it_did_not_write_is_refused_clearly(broken: dict[str, Any]) -> None:
+    with pytest.raises(ClockError) as refused:
+        ClockState.from_json(broken)
+    assert refused.value.code == "bad_request"
