@@ -44,6 +44,7 @@ __all__ = [
     "INCREMENT_RANGE",
     "INITIAL_RANGE",
     "PER_MOVE_RANGE",
+    "REMINDER_LEFT",
     "SETUP_MOVE_S",
     "ClockError",
     "ClockSettings",
@@ -57,8 +58,10 @@ __all__ = [
     "in_time",
     "iso_utc",
     "parse_clock",
+    "reminder_at",
     "settings_from_json",
     "start_clock",
+    "time_out_at",
     "view",
 ]
 
@@ -69,6 +72,8 @@ PER_MOVE_RANGE = (3600, 1209600)
 # Each setup move of a live page (lichess gives a new game's first move 30 s or so; a Dotfight setup move
 # may be a whole arrangement of soldiers, a few drags).
 SETUP_MOVE_S = 90.0
+# A link page's side to act is reminded when this share of its time per move is left.
+REMINDER_LEFT = 0.2
 
 
 class ClockError(PeopleError):
@@ -306,8 +311,31 @@ def due(clock: ClockState, now: float) -> bool:
     >>> due(clock, 60.9), due(clock, 61.0)
     (False, True)
     """
+    at = time_out_at(clock)
+    return at is not None and now >= at
+
+
+def time_out_at(clock: ClockState) -> float | None:
+    """Returns when the running side's `time_out` becomes due (the alarm's time for the page), or None.
+
+    >>> time_out_at(ClockState(LinkClock(3600), 3600.0, 3600.0, "red", 0.0))
+    3601.0
+    """
     deadline = clock.deadline
-    return deadline is not None and now >= deadline + ALLOWANCE_CAP_S
+    return None if deadline is None else deadline + ALLOWANCE_CAP_S
+
+
+def reminder_at(clock: ClockState) -> float | None:
+    """Returns when a link page's side to act is reminded (by push, once per move, not while it has the
+    page open): when a fifth of its time is left, as lichess's correspondence alarm. None on a live page
+    or when nobody's time runs.
+
+    >>> reminder_at(ClockState(LinkClock(86400), 86400.0, 86400.0, "blue", 0.0))
+    69120.0
+    """
+    if not isinstance(clock.settings, LinkClock) or clock.since is None or clock.running is None:
+        return None
+    return clock.since + clock.settings.per_move_s * (1 - REMINDER_LEFT)
 
 
 def after_commit(

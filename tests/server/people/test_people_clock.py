@@ -23,7 +23,9 @@ from dotfight.server.people.clock import (
     due,
     in_time,
     parse_clock,
+    reminder_at,
     start_clock,
+    time_out_at,
     view,
 )
 from dotfight.server.people.lag import ALLOWANCE_CAP_S
@@ -351,3 +353,17 @@ def test_a_stored_clock_it_did_not_write_is_refused_clearly(broken: dict[str, An
     with pytest.raises(ClockError) as refused:
         ClockState.from_json(broken)
     assert refused.value.code == "bad_request"
+
+
+def test_the_alarm_time_is_the_deadline_plus_the_cap_and_link_pages_are_reminded_at_a_fifth_left() -> None:
+    page = blank_page()
+    week = start_clock(LinkClock(604800), page, T0)
+    assert time_out_at(week) == T0 + 604800 + ALLOWANCE_CAP_S
+    assert reminder_at(week) == pytest.approx(T0 + 604800 * 0.8)
+    page, week = commit(page, week, SETUP[0][1], T0 + 500_000)  # the same move: the reminder stays
+    assert reminder_at(week) == pytest.approx(T0 + 604800 * 0.8)
+    page, week = commit(page, week, SETUP[1][1], T0 + 500_001)  # red's move: a new reminder
+    assert reminder_at(week) == pytest.approx(T0 + 500_001 + 604800 * 0.8)
+    _, live = live_in_play()
+    assert reminder_at(live) is None and time_out_at(live) == T0 + 60 + ALLOWANCE_CAP_S
+    assert time_out_at(ClockState(LIVE, 1.0, 2.0, None, None)) is None
