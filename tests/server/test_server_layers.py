@@ -76,6 +76,44 @@ def test_the_store_imports_nothing_of_the_server_nor_the_web_framework() -> None
     assert upward == []
 
 
+# The pages' rooms: they may import the authority's types, but the authority imports no room, and a room
+# knows nothing above it (no route, no page socket, no app).
+ROOM_MODULES = sorted(
+    f"dotfight.server.rooms.{path.stem}"
+    for path in Path("dotfight/server/rooms").glob("*.py")
+    if path.stem != "__init__"
+)
+ABOVE_THE_ROOMS = (
+    "dotfight.server.live",
+    "dotfight.server.routes",
+    "dotfight.server.services",
+    "dotfight.server.app",
+)
+
+
+def loaded_modules(*modules: str) -> list[str]:
+    code = f"import sys, json, {', '.join(modules)}; print(json.dumps(sorted(sys.modules)))"
+    return list(
+        json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    )
+
+
+def test_the_authority_imports_no_room_and_the_rooms_nothing_above_them() -> None:
+    assert ROOM_MODULES == [
+        "dotfight.server.rooms.connection",
+        "dotfight.server.rooms.registry",
+        "dotfight.server.rooms.room",
+        "dotfight.server.rooms.wire",
+    ]
+    authority = loaded_modules("dotfight.server.pages.authority")
+    assert [
+        name for name in authority if name.startswith(("dotfight.server.rooms", "dotfight.server.broadcast"))
+    ] == []
+    rooms = loaded_modules(*ROOM_MODULES)
+    assert "dotfight.server.pages.authority" in rooms
+    assert [name for name in rooms if name.startswith(ABOVE_THE_ROOMS)] == []
+
+
 @pytest.fixture
 def store() -> MemoryPageStore:
     return MemoryPageStore()
