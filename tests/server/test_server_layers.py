@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dotfight.server.app import create_app
+from dotfight.server.errors import api_error
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import (
     CACHE_EVERY,
@@ -38,7 +39,7 @@ from dotfight.server.pages.errors import (
 )
 from dotfight.server.settings import Settings
 from dotfight.store.memory import MemoryPageStore
-from dotfight.store.records import LogEntry
+from dotfight.store.records import LogEntry, StoreUnavailable
 from tests.support.players import nearest_snipe_action
 
 T = TypeVar("T")
@@ -286,6 +287,30 @@ def test_unknown_expired_pages_and_bad_tokens_are_refused(
         authority.forget(page_id)
         with pytest.raises(PageExpired):
             await authority.page(page_id)
+
+    run(play)
+
+
+def test_a_database_that_does_not_answer_reaches_the_api_as_the_stores_one_type(
+    authority: PageAuthority, store: MemoryPageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def play() -> None:
+        page_id, _ = await duel(authority)
+        authority.forget(page_id)
+
+        def down(*_args: Any) -> Any:
+            raise StoreUnavailable("the disk went away")
+
+        monkeypatch.setattr(store, "version", down)
+        for attempt in (
+            authority.page(page_id),
+            authority.act(page_id, Seat("blue"), {"type": "quick_setup"}, 0, None),
+        ):
+            with pytest.raises(StoreUnavailable) as refused:
+                await attempt
+            error = api_error(refused.value)
+            assert (error.code, error.status) == ("unavailable", 503)
+            assert error.message == "the database does not answer (the disk went away); try again in a moment"
 
     run(play)
 

@@ -13,14 +13,15 @@ from starlette.websockets import WebSocketState
 
 from dotfight.engine import State, apply
 from dotfight.server.broadcast import LocalBroadcast
-from dotfight.server.page_view import LoadedPage, PageMeta
+from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied
 from dotfight.server.rooms import NOBODY, Connection, PresenceKey, Rooms
+from dotfight.store.records import PageRecord
 from tests.support.pages import engine_page_ready_to_play
 from tests.support.players import nearest_snipe_action
 
 PAGE = "room0001"
-META = PageMeta(PAGE, "link", "quick", {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
+META = PageRecord(PAGE, "link", "quick", {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
 
 
 class Phone:

@@ -12,7 +12,8 @@ back. The latest state of recent pages is kept in memory; a page another process
 up to date by applying the logged actions with the engine (it is deterministic), not rebuilt.
 
 It knows pages only through a `PageStore` (dotfight/store/records.py) and refuses with domain errors
-(`pages/errors.py`): no HTTP, no pydantic, no SQLAlchemy here (tests/server/test_server_layers.py).
+(`pages/errors.py`; a database that does not answer is the store's own `StoreUnavailable`, passed on
+untranslated): no HTTP, no pydantic, no SQLAlchemy here (tests/server/test_server_layers.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dotfight.engine import (
 )
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
-from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, status_of
+from dotfight.server.page_view import BotSeat, LoadedPage, events_on_the_wire, status_of
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -62,7 +63,6 @@ from dotfight.store.records import (
     PageStore,
     Reply,
     SeatRecord,
-    StoreUnavailable,
     VersionMoved,
 )
 
@@ -190,34 +190,11 @@ def checkpoint_of(state: State) -> Checkpoint:
     )
 
 
-def meta_of(record: PageRecord) -> PageMeta:
-    """The fixed parts of a stored page, as the server keeps them."""
-    bot = record.bot
-    return PageMeta(
-        id=record.id,
-        mode=record.mode,
-        preset=record.preset,
-        rules=record.rules,
-        seed=record.seed,
-        seed_sha256=record.seed_sha256,
-        bot=None
-        if bot is None
-        else BotSeat(side=bot["side"], strength=bot["strength"], seed=int(bot["seed"])),
-        created_at=record.created_at,
-    )
-
-
 def missing(error: NoSuchPage) -> PageError:
     """The refusal for a page the store does not have: expired (410) or unknown (404)."""
     if error.expired:
         return PageExpired("this page expired: nobody played it past setup in time")
     return NotFound("no page with this id")
-
-
-def unavailable(error: StoreUnavailable | None = None) -> Unavailable:
-    """The refusal while the store cannot answer."""
-    detail = f" ({error})" if error is not None and str(error) else ""
-    return Unavailable(f"the database does not answer{detail}; try again in a moment")
 
 
 def stale(page: LoadedPage) -> StaleVersion:
@@ -286,8 +263,6 @@ class PageAuthority:
             return await loop.run_in_executor(self._readers, partial(work, *args))
         except NoSuchPage as error:
             raise missing(error) from None
-        except StoreUnavailable as error:
-            raise unavailable(error) from error
 
     # ----------------------------------------------------------------------------------------------
     # reading pages (reader and engine threads)
@@ -342,7 +317,7 @@ class PageAuthority:
         """Builds the page's state from the store: its checkpointed state plus the log entries after it,
         or the whole log replayed when there is no checkpoint."""
         stored = self.store.load(page_id)
-        meta = meta_of(stored.record)
+        meta = stored.record
         if stored.checkpoint is not None:
             state = State.from_json(stored.checkpoint)
             for entry in stored.entries:
@@ -424,11 +399,8 @@ class PageAuthority:
         )
         seats, seat_records = self._new_seats(command.mode, bot)
         first = replace(checkpoint_of(state), state=state.to_json())
-        try:
-            await asyncio.wrap_future(self.store.create(record, first, seat_records))
-        except StoreUnavailable as error:
-            raise unavailable(error) from error
-        page = LoadedPage(meta_of(record), state)
+        await asyncio.wrap_future(self.store.create(record, first, seat_records))
+        page = LoadedPage(record, state)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
         return NewPage(page=page, seats=seats)
@@ -470,8 +442,9 @@ class PageAuthority:
         """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
 
         Raises NotFound, StaleVersion (with the snapshot), EngineRefusal, BadRequest when a move_id was
-        already used by the other side or the action would change nothing, or Unavailable when the
-        store cannot take the write now (or an expensive page's engine worker failed).
+        already used by the other side or the action would change nothing, or Unavailable when an
+        expensive page's engine worker failed; the store's StoreUnavailable (it cannot take the write
+        now) passes through as it is, the one type of "database down" up to `errors.api_error`.
         """
         async with self.page_lock(page_id):
             # The writer answers this future once the entry is durable, on the loop's thread. The common
@@ -491,8 +464,6 @@ class PageAuthority:
                 raise Unavailable(f"this move could not be worked out ({error})") from None
             except NoSuchPage as error:
                 raise missing(error) from None
-            except StoreUnavailable as error:
-                raise unavailable(error) from error
             if isinstance(answer, Applied):
                 self._tell_listeners(page, answer)
                 return answer

@@ -89,7 +89,7 @@ class Rooms:
     def join(self, room: Room, connection: Connection, page: LoadedPage, remote: PresenceKey) -> None:
         """Joins a connection to its room at `page`'s version (call inside `entering`)."""
         first = room.version is None
-        bot = page.meta.bot
+        bot = page.bot
         always = frozenset({bot.side}) if bot is not None else frozenset()
         room.join(connection, always, page.state.version, remote)
         if first and self._broadcast.other_processes:
