@@ -104,7 +104,6 @@ def test_the_authority_imports_no_room_and_the_rooms_nothing_above_them() -> Non
         "dotfight.server.rooms.connection",
         "dotfight.server.rooms.registry",
         "dotfight.server.rooms.room",
-        "dotfight.server.rooms.wire",
     ]
     authority = loaded_modules("dotfight.server.pages.authority")
     assert [

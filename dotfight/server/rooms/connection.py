@@ -1,4 +1,5 @@
-"""One WebSocket of a page and its outgoing queue.
+"""One WebSocket of a page, its outgoing queue, and the messages as serialised for it (once per
+action or presence change, for every socket of a page).
 
 Every connection has its own outgoing queue, drained by a writer task while it holds anything, so
 sending to a room is a non-blocking append: a commit can be told to every socket of its page at once,
@@ -10,15 +11,43 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections import deque
 from typing import Any
 
+import orjson
 from starlette.websockets import WebSocket, WebSocketState
 
-from dotfight.server.rooms.wire import compact_json
-
 logger = logging.getLogger(__name__)
+
+PresenceKey = tuple[bool, bool]
+NOBODY: PresenceKey = (False, False)
+
+
+def compact_json(message: dict[str, Any]) -> str:
+    """Serialises a message as sent on the WebSocket (no spaces), with orjson: the events message is made
+    once per action (about 0.7 µs against stdlib json's 12); stdlib json answers what orjson refuses
+    (integers beyond 64 bits).
+
+    >>> compact_json({"type": "ack", "move_id": "m1", "version": 5})
+    '{"type":"ack","move_id":"m1","version":5}'
+    """
+    try:
+        return orjson.dumps(message).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(message, separators=(",", ":"))
+
+
+def events_message(version: int, events: list[dict[str, Any]]) -> str:
+    """Serialises the `{type: "events"}` message (once per action, for every connection of a page)."""
+    return compact_json({"type": "events", "version": version, "events": events})
+
+
+def presence_message(presence: PresenceKey) -> str:
+    """Serialises the `{type: "presence", blue, red}` message."""
+    return compact_json({"type": "presence", "blue": presence[0], "red": presence[1]})
+
 
 # Close code for a client too slow to keep up ("try again later").
 CLOSE_TOO_SLOW = 1013

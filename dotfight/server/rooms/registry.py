@@ -15,9 +15,8 @@ from typing import Any
 from dotfight.server.broadcast import Broadcast
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
-from dotfight.server.rooms.connection import Connection
+from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey
 from dotfight.server.rooms.room import Room
-from dotfight.server.rooms.wire import NOBODY, PresenceKey
 
 logger = logging.getLogger(__name__)
 

@@ -32,8 +32,7 @@ from typing import Any
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
 from dotfight.server.pages.errors import PageError
-from dotfight.server.rooms.connection import Connection
-from dotfight.server.rooms.wire import NOBODY, PresenceKey, events_message, presence_message
+from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, events_message, presence_message
 from dotfight.store.records import StoreUnavailable
 
 logger = logging.getLogger(__name__)
