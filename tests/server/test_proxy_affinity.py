@@ -169,7 +169,7 @@ def play(stack: Stack, page_id: str, seats: dict[str, Seat], moves: int, tag: st
     other seat. Returns the versions acknowledged."""
     acknowledged: list[int] = []
     for number in range(moves):
-        page = snapshot(stack.proxy, page_id)  # type: ignore[arg-type]  (same client shape)
+        page = snapshot(stack.proxy, page_id)  # type: ignore[arg-type]  # the same client shape
         if page["phase"] == "over":
             break
         side = page["side_to_act"]

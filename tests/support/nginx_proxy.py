@@ -177,7 +177,7 @@ def page_paths(page_id: str) -> list[tuple[str, str]]:
         for route in router.routes:
             if isinstance(route, APIRoute) and "{page_id}" in route.path:
                 path = route.path.replace("{page_id}", page_id)
-                found += [(method, path) for method in sorted(route.methods - {"HEAD"})]
+                found += [(method, path) for method in sorted((route.methods or set()) - {"HEAD"})]
     socket_path = PAGE_SOCKET_PATH.pattern.replace("([^/]+)", page_id)
     return [*found, ("GET", socket_path)]
 
