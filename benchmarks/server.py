@@ -610,8 +610,9 @@ def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
             continue
         medians = {name: statistics.median(r.get(key, 0.0) for r in results[name]) for name in names}
         cells = "".join(f"{form.format(medians[name]):>{width[name]}}" for name in names)
-        ratio = {name: medians[name] / medians[base] if medians[base] else float("nan") for name in names}
-        ratios = "".join(f"{ratio[name]:>{ratio_width[name] - 1}.2f}x" for name in names[:-1])
+        # A figure the base has not (nginx's CPU with the base reached directly) has no ratio.
+        ratio = {name: f"{medians[name] / medians[base]:.2f}x" if medians[base] else "-" for name in names}
+        ratios = "".join(f"{ratio[name]:>{ratio_width[name]}}" for name in names[:-1])
         print(f"{label:28}{cells}{ratios}")
 
 
