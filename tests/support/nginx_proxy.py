@@ -52,8 +52,8 @@ def find_nginx() -> Path | None:
     return Path(found) if found else None
 
 
-def _tokens(text: str) -> Iterator[tuple[int, str]]:
-    """Yields (offset, character) of the text outside comments, quoted strings yielded as one token."""
+def _tokens(text: str) -> Iterator[str]:
+    """Yields the text's characters outside comments, each quoted string as one token."""
     index = 0
     while index < len(text):
         character = text[index]
@@ -63,10 +63,10 @@ def _tokens(text: str) -> Iterator[tuple[int, str]]:
             continue
         if character in "\"'":
             end = text.index(character, index + 1)
-            yield index, text[index : end + 1]
+            yield text[index : end + 1]
             index = end + 1
             continue
-        yield index, character
+        yield character
         index += 1
 
 
@@ -76,7 +76,7 @@ def statements(text: str) -> list[str]:
     found: list[str] = []
     current: list[str] = []
     depth = 0
-    for _, token in _tokens(text):
+    for token in _tokens(text):
         current.append(token)
         if token == "{":
             depth += 1
