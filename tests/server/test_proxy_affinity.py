@@ -3,7 +3,8 @@ Debian's packages, configured from deploy/nginx.conf (`tests/support/nginx_proxy
 listener, no TLS, its own prefix), in front of two `dotfight serve` processes on one throwaway
 PostgreSQL database. Every request and socket naming a page lands on one process; requests naming no
 page are balanced; killing the process that holds a page moves it, and both seats reconnect through
-nginx to the other process, catch up and play on with no acknowledged move lost.
+nginx to the other process, catch up and play on with no acknowledged move lost; the recipe's edge
+limits answer before any instance does.
 
 Which process answered is nginx's own word: the tests' config adds `$upstream_addr` as a response header
 (the recipe itself does not), so the server needs no change to be told apart.
@@ -36,6 +37,9 @@ SERVER_ENV = {
     "DOTFIGHT_WS_MESSAGES_PER_SECOND": "10000",
     "DOTFIGHT_WS_MESSAGE_BURST": "10000",
 }
+# deploy/nginx.conf's page creation per address: `limit_req … burst=20` on top of the first request.
+CREATION_BURST = 20
+JSON = {"Content-Type": "application/json"}
 # Made-up page ids: each names a page to nginx (the app answers 404), so the ring's spread is seen.
 MADE_UP_PAGES = [f"spread{number}" for number in range(40)]
 
@@ -255,3 +259,19 @@ def test_killing_the_instance_holding_a_page_moves_the_page_and_loses_no_acknowl
     for seat in seats.values():
         assert seat.version == acknowledged[-1]
         seat.close()
+
+
+def test_the_recipes_edge_limits_answer_before_any_instance(stack: Stack) -> None:
+    """The rendered config keeps the recipe's limits (the instances' own are raised here): a body over
+    `client_max_body_size` and page creation past the burst are refused by nginx itself."""
+    proxy = stack.proxy
+    oversized = proxy.http.post("/api/pages", content=b"{" + b" " * 9000 + b"}", headers=JSON)
+    assert oversized.status_code == 413
+    assert UPSTREAM_HEADER not in oversized.headers  # no instance saw it
+    statuses = []
+    for _ in range(CREATION_BURST + 2):
+        answer = proxy.http.post("/api/pages", json={"preset": "quick", "mode": "link"})
+        statuses.append((answer.status_code, UPSTREAM_HEADER in answer.headers))
+    # The first of the burst and the burst itself reach an instance; then nginx answers 429 alone.
+    assert statuses[: CREATION_BURST + 1] == [(201, True)] * (CREATION_BURST + 1)
+    assert statuses[-1] == (429, False)
