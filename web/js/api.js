@@ -93,6 +93,12 @@ export const api = {
   /** Applies one action over HTTP. */
   act: (id, token, action, version, moveId) =>
     request("POST", `/api/pages/${encodeURIComponent(id)}/actions`, { token, body: { action, version, move_id: moveId } }),
+  /** A finished page's rematch (issue 19): GET where it stands (with a seat's token, also that seat's new seat), POST offers or accepts, DELETE withdraws or declines. */
+  rematch: (id, method, token) => request(method, `/api/pages/${encodeURIComponent(id)}/rematch`, { token }),
+  /** Says one of the fixed phrases to the other side. */
+  say: (id, token, phrase) => request("POST", `/api/pages/${encodeURIComponent(id)}/say`, { token, body: { phrase } }),
+  /** The phrases kept with the page: {said: [{side, phrase, at, version}]}. */
+  said: (id) => request("GET", `/api/pages/${encodeURIComponent(id)}/said`),
 };
 
 /**
@@ -102,7 +108,7 @@ export const api = {
  * onRefused(error) (the server refused the hello: bad seat token or unknown page).
  */
 export class PageLink {
-  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat, onWake, onRefused }) {
+  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat, onWake, onRefused, onMessage }) {
     this.id = id;
     this.token = token || null;
     this.version = version; // () => the last version the page model has received
@@ -113,6 +119,7 @@ export class PageLink {
     this.wantSeat = wantSeat || (() => false);
     this.onWake = onWake || (() => {});
     this.onRefused = onRefused || (() => {});
+    this.onMessage = onMessage || (() => {}); // every message as it came (the clocks, claims, rematch and phrases: people.js)
     this.ws = null;
     this.open = false;
     this.stopped = true; // until start(): a page on one phone never opens a socket
@@ -237,6 +244,7 @@ export class PageLink {
   }
 
   receive(data) {
+    this.onMessage(data);
     switch (data.type) {
       case "state":
         this.afterHello = false;

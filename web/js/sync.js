@@ -47,6 +47,7 @@ export class PageSync {
       onPresence: (p) => s.presence(p),
       onStatus: (st) => s.online(st),
       onRefused: (err) => s.refused(err),
+      onMessage: (data) => s.people.message(data),
     });
     this.link.start();
     clearInterval(this.pollTimer);
