@@ -26,6 +26,9 @@ SUMMARIES = re.compile(r"/api/pages\?ids=")
 REMATCH = re.compile(r"/api/pages/([^/?#]+)/rematch$")
 SAY = re.compile(r"/api/pages/([^/?#]+)/say$")
 SAID = re.compile(r"/api/pages/([^/?#]+)/said$")
+LOG = re.compile(r"/api/pages/([^/?#]+)/log(\?.*)?$")
+# The actions the server writes for the ends it decides, by the end's reason.
+SERVER_ACTIONS = {"time": "time_out", "abandoned": "abandon"}
 CREATE = re.compile(r"/api/pages$")
 
 Json = dict[str, Any]
@@ -91,6 +94,7 @@ class FakeServer:
         page.route(SAY, self._say)
         page.route(SAID, self._said)
         page.route(CREATE, self._create)
+        page.route(LOG, self._log)
 
     def push(self, message: Json) -> None:
         """Sends a message to every app socket, as the server would to a page's sockets."""
@@ -193,6 +197,18 @@ class FakeServer:
             route.fulfill(response=answer)
             return
         route.fulfill(response=answer, json=self._with_fields(answer.json()))
+
+    def _log(self, route: Any) -> None:
+        """The log as the server will write it for an end it decided (`time_out` / `abandon`)."""
+        self._note(route)
+        answer = route.fetch()
+        log = answer.json()
+        if self.end_reason and answer.status == 200:
+            for entry in log.get("entries", []):
+                if any(e.get("type") == "game_over" for e in entry.get("events", [])):
+                    entry["events"] = [self._event(e) for e in entry["events"]]
+                    entry["action"] = {"type": SERVER_ACTIONS.get(self.end_reason, entry["action"]["type"])}
+        route.fulfill(response=answer, json=log)
 
     def _summaries(self, route: Any) -> None:
         self._note(route)
