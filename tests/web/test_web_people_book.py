@@ -39,6 +39,7 @@ def test_the_cover_offers_clocks_for_pages_between_two_people(
     assert p.page.locator("[data-clock]:visible").count() == 0
     p.tap(f".choice[data-value={mode}]")
     block = p.page.locator(f"[data-clock={mode}]")
+    block.wait_for()
     assert block.is_visible() and p.page.locator("[data-clock]:visible").count() == 1
     # No clock unless chosen.
     assert block.locator(".choice.chosen").inner_text() in ("No clock", "No limit")

@@ -21,7 +21,7 @@ from tests.support.chromium import PHONE
 pytestmark = pytest.mark.browser
 
 SKEW_S = -900.0
-GRACE_S = 3.0
+GRACE_S = 8.0
 
 
 def blue_resigns(server: str, created: dict[str, Any]) -> int:

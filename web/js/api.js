@@ -30,7 +30,7 @@ function newMoveId() {
 }
 
 /** Sends one HTTP request to the API and returns the parsed JSON, or throws ApiError. */
-async function request(method, path, { body, token } = {}) {
+export async function request(method, path, { body, token } = {}) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -93,12 +93,6 @@ export const api = {
   /** Applies one action over HTTP. */
   act: (id, token, action, version, moveId) =>
     request("POST", `/api/pages/${encodeURIComponent(id)}/actions`, { token, body: { action, version, move_id: moveId } }),
-  /** A finished page's rematch (issue 19): GET where it stands (with a seat's token, also that seat's new seat), POST offers or accepts, DELETE withdraws or declines. */
-  rematch: (id, method, token) => request(method, `/api/pages/${encodeURIComponent(id)}/rematch`, { token }),
-  /** Says one of the fixed phrases to the other side. */
-  say: (id, token, phrase) => request("POST", `/api/pages/${encodeURIComponent(id)}/say`, { token, body: { phrase } }),
-  /** The phrases kept with the page: {said: [{side, phrase, at, version}]}. */
-  said: (id) => request("GET", `/api/pages/${encodeURIComponent(id)}/said`),
 };
 
 /**
@@ -119,7 +113,7 @@ export class PageLink {
     this.wantSeat = wantSeat || (() => false);
     this.onWake = onWake || (() => {});
     this.onRefused = onRefused || (() => {});
-    this.onMessage = onMessage || (() => {}); // every message as it came (the clocks, claims, rematch and phrases: people.js)
+    this.onMessage = onMessage || (() => {}); // every message (issue 19's: people.js)
     this.ws = null;
     this.open = false;
     this.stopped = true; // until start(): a page on one phone never opens a socket

@@ -18,21 +18,6 @@ export const BOT_LEVELS = [
 ];
 
 const SIZES = [["quick", "Quick 3 × 8"], ["dawood", "Dawood's own 5 × 10"], ["custom", "Custom"]];
-// The clocks a page between two people may take (issue 19): a live page's minutes each plus seconds
-// added per turn, a link page's time for each move; none by default (docs/WEB.md, "Clocks").
-export const CLOCKS = {
-  live: { label: "Each side's clock", choices: [["none", "No clock"], ["180+2", "3 min + 2 s"], ["300+3", "5 min + 3 s"], ["600+5", "10 min + 5 s"]] },
-  link: { label: "Time for each move", choices: [["none", "No limit"], ["86400", "1 day"], ["259200", "3 days"], ["604800", "7 days"]] },
-};
-
-/** The `clock` of POST /api/pages for a cover choice ("300+3", "86400", "none"), or null for none. */
-export function clockOf(mode, choice) {
-  if (!CLOCKS[mode] || !choice || choice === "none") return null;
-  if (mode === "link") return { per_move_s: Number(choice) };
-  const [initial, increment] = choice.split("+").map(Number);
-  return { initial_s: initial, increment_s: increment };
-}
-
 const MODES = [["local", "Pass one phone"], ["bot", "Against Dawood-bot"], ["link", "By a shared link"], ["live", "In real time"]];
 
 /** Draws the cover screen. */
@@ -50,17 +35,22 @@ export function showCover() {
     h("div", { class: "label" }, "Dawood-bot plays"),
     choices("Dawood-bot strength", BOT_LEVELS.map(([name]) => [name, name]), spec.strength, (v) => { spec.strength = v; level.textContent = levelLine(); }),
     level);
-  const chosenClock = { live: "none", link: "none" };
-  const clockBlock = (mode) => h("div", { class: "more", hidden: true, dataset: { clock: mode } },
-    h("div", { class: "label" }, CLOCKS[mode].label),
-    choices(CLOCKS[mode].label, CLOCKS[mode].choices, chosenClock[mode], (v) => { chosenClock[mode] = v; }));
-  const clocks = { live: clockBlock("live"), link: clockBlock("link") };
+  // A page between two people may take a clock: the choices load with the first pick of one (coverclock.js).
+  const clockBox = h("div");
+  let clock = null;
+  const showClock = (mode) => {
+    clock = null;
+    clockBox.replaceChildren();
+    if (mode !== "live" && mode !== "link") return;
+    import("./coverclock.js").then((m) => {
+      if (spec.mode === mode) clockBox.replaceChildren(m.clockChoices(mode, (c) => { clock = c; }));
+    }, () => {});
+  };
   const startBtn = h("button", { class: "btn btn-main btn-big", type: "button", "data-action": "start" }, "Start a page");
   startBtn.addEventListener("click", async () => {
     const body = { preset: spec.preset, mode: spec.mode };
     if (spec.preset === "custom") body.rules = { bases_per_side: spec.bases, soldiers_per_base: spec.soldiers };
     if (spec.mode === "bot") body.bot = { strength: spec.strength, side: "red" };
-    const clock = clockOf(spec.mode, chosenClock[spec.mode]);
     if (clock) body.clock = clock;
     startBtn.disabled = true;
     try {
@@ -90,9 +80,9 @@ export function showCover() {
       choices("playing with", MODES, spec.mode, (v) => {
         spec.mode = v;
         strength.hidden = v !== "bot";
-        for (const [mode, block] of Object.entries(clocks)) block.hidden = v !== mode;
+        showClock(v);
       }),
-      strength, clocks.live, clocks.link),
+      strength, clockBox),
     h("div", { class: "row" }, startBtn),
     h("div", { class: "row", style: "margin-top:18px" },
       h("button", { class: "btn", type: "button", onclick: () => go("/#book") }, "Exercise book"),

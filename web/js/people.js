@@ -5,8 +5,8 @@
 // gone, rematch.js at a page's end, phrases.js on a seat of a page between two people.
 
 import { otherSide } from "./model.js";
-import { pageMargins } from "./ui.js";
-import { endWords } from "./words.js";
+import { h } from "./ui.js";
+import { endWords } from "./peoplewords.js";
 
 const PARTS = {
   clock: () => import("./clock.js"),
@@ -14,6 +14,33 @@ const PARTS = {
   rematch: () => import("./rematch.js"),
   phrases: () => import("./phrases.js"),
 };
+
+// The styles of the margins and what shows there (people.css), asked once, when a page first needs them.
+let styles = null;
+
+/** Loads people.css once; resolves when it applies (or failed: the margins then show unstyled). */
+export function peopleStyles() {
+  if (!styles) {
+    styles = new Promise((resolve) => {
+      const link = h("link", { rel: "stylesheet", href: "/people.css" });
+      link.addEventListener("load", resolve);
+      link.addEventListener("error", resolve);
+      document.head.append(link);
+    });
+  }
+  return styles;
+}
+
+/**
+ * The page's two margins in a stage, "top" (the player across) and "bottom" (you): strips laid over
+ * the stage's edges, off the page wherever the phone leaves room above and below it (people.css), so
+ * that what shows there never moves the page. Made once people.css applies (see PeopleFlow.part).
+ */
+export function pageMargins(stage) {
+  const margins = { top: h("div", { class: "margin margin-top" }), bottom: h("div", { class: "margin margin-bottom" }) };
+  stage.append(margins.top, margins.bottom);
+  return margins;
+}
 
 /**
  * The bar's Rematch button as the rematch stands (`state`: {offered_by, page} as the server last said;
@@ -53,12 +80,12 @@ export class PeopleFlow {
     return (s.mode === "link" || s.mode === "live") && s.token && (s.side === "blue" || s.side === "red") ? s.side : null;
   }
 
-  /** The side drawn nearest the player (below the page): your own, or watching, the page's lower side. */
+  /** The side drawn nearest the player (below the page): your own (the page is turned to face you), else blue. */
   nearSide() {
-    return this.seat || (this.screen.renderer.view.flip ? "red" : "blue");
+    return this.seat || "blue";
   }
 
-  /** One of the page's margins, "top" or "bottom" (ui.js's pageMargins), made on first use. */
+  /** One of the page's margins, "top" or "bottom", made on first use (by a part: people.css applies by then). */
   margin(where) {
     if (!this.margins) this.margins = pageMargins(this.screen.el.stage);
     return this.margins[where];
@@ -72,7 +99,8 @@ export class PeopleFlow {
   /** A flow's part, loaded (and made) once; resolves null once the screen is gone. */
   part(name) {
     if (!this.parts.has(name)) {
-      const made = PARTS[name]().then((m) => (this.screen.gone ? null : m.create(this)), () => null);
+      // A part makes its margins at once: their styles come first, or they would stand in the page's flow.
+      const made = Promise.all([PARTS[name](), name === "rematch" ? null : peopleStyles()]).then(([m]) => (this.screen.gone ? null : m.create(this)), () => null);
       this.parts.set(name, made);
     }
     return this.parts.get(name);

@@ -5,12 +5,14 @@
 // replay shows each phrase at its moment. Either side may mute the other (kept on this phone, per
 // page); over the server's cap, the refusal is said gently.
 
-import { api } from "./api.js";
+import { request } from "./api.js";
 import { otherSide } from "./model.js";
-import { cap, h, pageMargins, say, sheet, toast } from "./ui.js";
-import { PHRASE_WORDS } from "./words.js";
+import { pageMargins, peopleStyles } from "./people.js";
+import { cap, h, say, sheet, toast } from "./ui.js";
+import { PHRASE_WORDS } from "./peoplewords.js";
 
 const SHOW_MS = 4000;
+const phrasesPath = (id, what) => `/api/pages/${encodeURIComponent(id)}/${what}`;
 const KEPT_SHOWN = 3;
 const STORE = "dotfight.phrases.v1";
 
@@ -89,7 +91,7 @@ class PhraseFlow {
   async showKept() {
     let said;
     try {
-      said = (await api.said(this.id)).said || [];
+      said = (await request("GET", phrasesPath(this.id, "said"))).said || [];
     } catch {
       return;
     }
@@ -138,7 +140,7 @@ class PhraseFlow {
     if (this.sending) return this.sending;
     this.sending = (async () => {
       try {
-        await api.say(this.id, this.screen.token, phrase);
+        await request("POST", phrasesPath(this.id, "say"), { token: this.screen.token, body: { phrase } });
         this.show(this.mine, phrase);
       } catch (err) {
         if (this.screen.gone) return;
@@ -165,13 +167,17 @@ class PhraseFlow {
 export class ReplayPhrases {
   constructor(stage, id) {
     this.id = id;
-    this.margins = pageMargins(stage);
+    this.margins = null;
     this.said = [];
-    this.loading = api.said(id).then((a) => { this.said = (a && a.said) || []; }, () => {});
+    this.loading = Promise.all([request("GET", phrasesPath(id, "said")), peopleStyles()]).then(([a]) => {
+      this.said = (a && a.said) || [];
+      if (this.said.length) this.margins = pageMargins(stage);
+    }, () => {});
   }
 
   /** The replay is at move `version`: the phrases said there show. */
   at(version) {
+    if (!this.margins) return;
     for (const p of this.said) {
       if (p.version !== version || isMuted(this.id, p.side)) continue;
       // The replay shows the page as blue sees it: red across, blue below.

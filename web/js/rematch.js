@@ -6,7 +6,7 @@
 // is one, they may watch it. Nothing here makes a page of its own (the old client-side rematch seated
 // the invited player as blue of a Classic page the other never heard of).
 
-import { api } from "./api.js";
+import { request } from "./api.js";
 import * as book from "./book.js";
 import { go, pagePath } from "./nav.js";
 import { rematchButton } from "./people.js";
@@ -42,10 +42,15 @@ class RematchFlow {
     return this.token ? this.screen.side : null;
   }
 
+  /** `/api/pages/{id}/rematch`: GET where it stands (with a seat's token, that seat's new seat too), POST offers or accepts, DELETE withdraws or declines. */
+  call(method) {
+    return request(method, `/api/pages/${encodeURIComponent(this.screen.id)}/rematch`, { token: this.token });
+  }
+
   /** Where the rematch stands, asked when the page is found finished (an offer waiting, a new page made). */
   async load() {
     try {
-      this.take(await api.rematch(this.screen.id, "GET", this.token), false);
+      this.take(await this.call("GET"), false);
     } catch {
       // No rematch to tell of (or no answer): the page offers one as usual.
     }
@@ -121,7 +126,7 @@ class RematchFlow {
     if (this.working) return this.working;
     this.working = (async () => {
       try {
-        const answer = await api.rematch(this.screen.id, method, this.token);
+        const answer = await this.call(method);
         this.take(answer || {}, true);
         return answer;
       } catch (err) {
@@ -162,7 +167,7 @@ class RematchFlow {
     if (this.entering) return this.entering;
     this.entering = (async () => {
       try {
-        const seat = await api.rematch(this.screen.id, "GET", this.token);
+        const seat = await this.call("GET");
         if (!seat.seat) throw new Error("The new page has no seat for this link.");
         const old = this.screen.entry || {};
         // Both players are already on the old page: the new one needs no sharing (no share sheet).

@@ -197,14 +197,3 @@ export function stepper(label, value, min, max, onChange) {
     out,
     h("button", { type: "button", class: "btn btn-round", "aria-label": `more ${label}`, onclick: () => set(v + 1) }, "+"));
 }
-
-/**
- * The page's two margins in a stage, "top" (the player across) and "bottom" (you): strips laid over
- * the stage's edges, off the page wherever the phone leaves room above and below it (app.css), so that
- * what shows there — clocks, phrases, an absence — never moves the page.
- */
-export function pageMargins(stage) {
-  const margins = { top: h("div", { class: "margin margin-top" }), bottom: h("div", { class: "margin margin-bottom" }) };
-  stage.append(margins.top, margins.bottom);
-  return margins;
-}
