@@ -6,6 +6,7 @@
 // back just then) says so quietly.
 
 import { minutesSeconds } from "./clock.js";
+import { marginOf } from "./margins.js";
 import { cap, h, say, sheet, toast } from "./ui.js";
 
 const TICK_MS = 250;
@@ -53,7 +54,7 @@ class AbsenceFlow {
       this.clear();
       return;
     }
-    const margin = this.people.marginOf(st.away);
+    const margin = marginOf(this.people, st.away);
     if (!this.el || this.el.parentNode !== margin) {
       if (this.el) this.el.remove();
       this.el = h("div", { class: "away" });

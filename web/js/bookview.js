@@ -7,8 +7,7 @@ import { api } from "./api.js";
 import { timeLeftWords } from "./clock.js";
 import { go, pagePath } from "./nav.js";
 import { cap, h, mount } from "./ui.js";
-import { endWords } from "./peoplewords.js";
-import { PRESET_WORDS, modeWords } from "./words.js";
+import { PRESET_WORDS, endWords, modeWords } from "./words.js";
 
 
 function standing(sum) {

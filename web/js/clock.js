@@ -5,6 +5,7 @@
 // seconds: then the running clock turns urgent, the phone buzzes once (your own clock) and the live
 // region says it once — not every second.
 
+import { marginOf } from "./margins.js";
 import { cap, h, say } from "./ui.js";
 
 export const URGENT_MS = 10000;
@@ -78,7 +79,7 @@ class ClockFlow {
   face(side) {
     if (!this.faces[side]) {
       this.faces[side] = h("div", { class: `clock clock-${side}`, role: "timer", tabindex: "0" });
-      this.people.marginOf(side).prepend(this.faces[side]);
+      marginOf(this.people, side).prepend(this.faces[side]);
     }
     return this.faces[side];
   }

@@ -3,7 +3,7 @@
 import { otherSide } from "./model.js";
 import { sharePageButton } from "./sharepage.js";
 import { cap, h, sheet } from "./ui.js";
-import { endWords } from "./peoplewords.js";
+import { endWords } from "./words.js";
 
 const ROWS = [
   ["flicks", "flicks"], ["crossed out by snipe", "snipeKills"], ["crossed out by lunge", "lungeKills"],

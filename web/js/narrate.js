@@ -4,7 +4,7 @@
 
 import { otherSide } from "./model.js";
 import { cap } from "./ui.js";
-import { endWords } from "./peoplewords.js";
+import { endWords } from "./words.js";
 
 export class Narrator {
   constructor() {

@@ -1,12 +1,9 @@
-// Pages between two people (issue 19): the clocks, the absence and its claim, the rematch and the
-// phrases. This small part loads with the page screen and keeps only what the bars need at once (the
-// rematch's state, the page's margins); each flow's own module loads when the page first needs it
-// (issue 21's first-load budget): clock.js for a page with a clock, absence.js once the other side has
-// gone, rematch.js at a page's end, phrases.js on a seat of a page between two people.
+// Pages between two people (issue 19): clocks, absence, rematch, phrases. Only this part loads with
+// the page screen (issue 21's budget): it keeps what the bars need at once and loads each flow's
+// module when the page first needs it (clock.js, absence.js, rematch.js, phrases.js).
 
 import { otherSide } from "./model.js";
-import { h } from "./ui.js";
-import { endWords } from "./peoplewords.js";
+import { endWords } from "./words.js";
 
 const PARTS = {
   clock: () => import("./clock.js"),
@@ -15,38 +12,7 @@ const PARTS = {
   phrases: () => import("./phrases.js"),
 };
 
-// The styles of the margins and what shows there (people.css), asked once, when a page first needs them.
-let styles = null;
-
-/** Loads people.css once; resolves when it applies (or failed: the margins then show unstyled). */
-export function peopleStyles() {
-  if (!styles) {
-    styles = new Promise((resolve) => {
-      const link = h("link", { rel: "stylesheet", href: "/people.css" });
-      link.addEventListener("load", resolve);
-      link.addEventListener("error", resolve);
-      document.head.append(link);
-    });
-  }
-  return styles;
-}
-
-/**
- * The page's two margins in a stage, "top" (the player across) and "bottom" (you): strips laid over
- * the stage's edges, off the page wherever the phone leaves room above and below it (people.css), so
- * that what shows there never moves the page. Made once people.css applies (see PeopleFlow.part).
- */
-export function pageMargins(stage) {
-  const margins = { top: h("div", { class: "margin margin-top" }), bottom: h("div", { class: "margin margin-bottom" }) };
-  stage.append(margins.top, margins.bottom);
-  return margins;
-}
-
-/**
- * The bar's Rematch button as the rematch stands (`state`: {offered_by, page} as the server last said;
- * `side`: this phone's seat, "both" on one phone, null watching): its words and action, or null — a
- * watcher is never offered a rematch, only the rematch to watch once there is one.
- */
+/** The Rematch button for `state` ({offered_by, page}) and this phone's seat (null watching: never offered one). */
 export function rematchButton(state, side) {
   const st = state || {};
   if (!side) return st.page ? { label: "Watch the rematch", action: "watch-rematch" } : null;
@@ -64,9 +30,7 @@ export class PeopleFlow {
     this.parts = new Map(); // name -> Promise of the part (null once the screen is gone)
     this.rematchState = null;
     this.margins = null;
-    // The server's time less this phone's (ms), from the last clock's `now`: a phone whose own clock is
-    // wrong still counts down with the server.
-    this.offset = 0;
+    this.offset = 0; // the server's time less this phone's (ms), from the last clock's `now`
   }
 
   /** The server's time now, as this phone best knows it (ms since the epoch). */
@@ -85,22 +49,12 @@ export class PeopleFlow {
     return this.seat || "blue";
   }
 
-  /** One of the page's margins, "top" or "bottom", made on first use (by a part: people.css applies by then). */
-  margin(where) {
-    if (!this.margins) this.margins = pageMargins(this.screen.el.stage);
-    return this.margins[where];
-  }
-
-  /** The margin of a side: the near side's below the page, the other's above it. */
-  marginOf(side) {
-    return this.margin(side === this.nearSide() ? "bottom" : "top");
-  }
-
   /** A flow's part, loaded (and made) once; resolves null once the screen is gone. */
   part(name) {
     if (!this.parts.has(name)) {
-      // A part makes its margins at once: their styles come first, or they would stand in the page's flow.
-      const made = Promise.all([PARTS[name](), name === "rematch" ? null : peopleStyles()]).then(([m]) => (this.screen.gone ? null : m.create(this)), () => null);
+      // A part may make the margins at once: their styles come first (margins.js).
+      const styled = name === "rematch" ? null : import("./margins.js").then((m) => m.peopleStyles());
+      const made = Promise.all([PARTS[name](), styled]).then(([m]) => (this.screen.gone ? null : m.create(this)), () => null);
       this.parts.set(name, made);
     }
     return this.parts.get(name);

@@ -7,10 +7,14 @@
 
 import { request } from "./api.js";
 import { otherSide } from "./model.js";
-import { pageMargins, peopleStyles } from "./people.js";
+import { margin, marginOf, pageMargins, peopleStyles } from "./margins.js";
 import { cap, h, say, sheet, toast } from "./ui.js";
-import { PHRASE_WORDS } from "./peoplewords.js";
 
+// The phrases a player may say (PROTOCOL.md's fixed list; no free text to moderate), in the app's words.
+export const PHRASE_WORDS = {
+  hello: "Hello!", good_luck: "Good luck!", have_fun: "Have fun!", nice_shot: "Nice shot!",
+  well_played: "Well played!", thanks: "Thanks!", good_game: "Good game!",
+};
 const SHOW_MS = 4000;
 const phrasesPath = (id, what) => `/api/pages/${encodeURIComponent(id)}/${what}`;
 const KEPT_SHOWN = 3;
@@ -50,12 +54,12 @@ export function setMuted(id, side, on) {
 }
 
 /** Shows a phrase in a margin for a few seconds (one bubble per margin: a new one replaces it). */
-function bubble(margin, side, phrase) {
+function bubble(strip, side, phrase) {
   const words = PHRASE_WORDS[phrase];
   if (!words) return null;
-  margin.querySelector(".bubble")?.remove();
+  strip.querySelector(".bubble")?.remove();
   const el = h("div", { class: `bubble bubble-${side}`, "aria-hidden": "true", dataset: { phrase } }, words);
-  margin.append(el);
+  strip.append(el);
   setTimeout(() => el.remove(), SHOW_MS);
   return el;
 }
@@ -75,7 +79,7 @@ class PhraseFlow {
       class: "btn say-btn", type: "button", "data-action": "say", "aria-label": "say something to the other player",
       onclick: () => this.choose(),
     }, "Say…");
-    people.margin("bottom").append(this.button);
+    margin(people, "bottom").append(this.button);
     this.loading = this.screen.mode === "link" ? this.showKept() : null;
   }
 
@@ -113,7 +117,7 @@ class PhraseFlow {
   }
 
   show(side, phrase) {
-    if (!this.screen.gone) bubble(this.people.marginOf(side), side, phrase);
+    if (!this.screen.gone) bubble(marginOf(this.people, side), side, phrase);
   }
 
   /** The fixed list, in a quiet sheet, with the mute of the other side. */

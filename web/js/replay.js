@@ -8,8 +8,7 @@ import { applyEvent, blankModel, otherSide } from "./model.js";
 import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { cap, h, mount } from "./ui.js";
-import { endWords } from "./peoplewords.js";
-import { CODE_WORDS } from "./words.js";
+import { CODE_WORDS, endWords } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const PAUSE_MS = 350;
