@@ -10,7 +10,7 @@ import { request } from "./api.js";
 import * as book from "./book.js";
 import { go, pagePath } from "./nav.js";
 import { rematchButton } from "./people.js";
-import { cap, h, sheet, toast } from "./ui.js";
+import { cap, h, say, sheet, toast } from "./ui.js";
 
 export function create(people) {
   return new RematchFlow(people);
@@ -143,6 +143,7 @@ class RematchFlow {
   showOffer(by) {
     if (this.offerSheet && this.offerSheet.by === by) return;
     this.closeOffer();
+    say(`${cap(by)} offers a rematch.`);
     const button = (label, action, cls, fn) => h("button", {
       class: cls, type: "button", "data-action": action, onclick: () => { this.closeOffer(); fn(); },
     }, label);
