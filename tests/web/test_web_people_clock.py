@@ -66,19 +66,25 @@ def test_live_clocks_count_down_with_the_servers_time(server: str, browser: Any,
         "initial_s": 300, "increment_s": 3, "blue_s": 300, "red_s": 245.5,
         "running": "blue", "deadline": iso(blue_deadline),
     }  # fmt: skip
-    ctx = browser.new_context(**PHONE)
+    ctx, ctx_red = browser.new_context(**PHONE), browser.new_context(**PHONE)
     try:
         ctx.add_init_script(RECORD_BUZZ)
         p = open_seat(ctx, server, created, "blue", fake)
-        p.page.locator(".clock-blue").wait_for()
+        red = open_seat(ctx_red, server, created, "red", fake)
+        for phone in (p, red):
+            phone.page.locator(".clock-blue").wait_for()
         for _ in range(2):
-            st, at = clocks(p)
-            # The server's deadline less the server's time now (the phone's time + the skew).
-            expected_blue = (blue_deadline - (at + SKEW_S)) * 1000
-            assert st["running"] == "blue"
-            assert abs(st["blue_ms"] - expected_blue) < 500, (st, expected_blue)
-            assert abs(st["red_ms"] - 245500) < 1
+            # Both phones: the server's deadline less the server's time now (the phone's time + the skew).
+            for phone in (p, red):
+                st, at = clocks(phone)
+                expected_blue = (blue_deadline - (at + SKEW_S)) * 1000
+                assert st["running"] == "blue"
+                assert abs(st["blue_ms"] - expected_blue) < 500, (st, expected_blue)
+                assert abs(st["red_ms"] - 245500) < 1
             p.page.wait_for_timeout(1200)
+        # Red holds the other phone: blue's clock is across its page, its own below.
+        assert red.page.locator(".margin-top .clock-blue.running").count() == 1
+        assert red.page.locator(".margin-bottom .clock-red").inner_text() == "4:06"
         # Both written in minutes and seconds, each in its margin: blue's (the player's) below the page.
         blue_face, red_face = (
             p.page.locator(".margin-bottom .clock-blue"),
@@ -122,9 +128,10 @@ def test_live_clocks_count_down_with_the_servers_time(server: str, browser: Any,
         assert "Ten seconds left on your clock." in said
         assert p.page.evaluate(BOARD) == board_plain
         p.shot(screens, "people-clock-urgent")
-        assert p.errors == []
+        assert p.errors == [] and red.errors == []
     finally:
         ctx.close()
+        ctx_red.close()
 
 
 def test_a_link_page_says_the_days_left(server: str, browser: Any, screens: Path) -> None:
