@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 from people_fakes import FakeServer, iso
+from test_web_layout_shift import CLS_BUDGET, SHIFT_OBSERVER, SLOW_NETWORK
 from test_web_people_clock import BOARD, live_page, open_seat
+from web_helpers import Phone
 
 from tests.support.chromium import PHONE
 
@@ -100,6 +102,35 @@ def test_the_margins_fit_and_never_move_the_page(server: str, browser: Any, scre
         p.shot(screens, f"people-fits-{size}-claim")
         p.page.locator(".margin-top .bubble-blue").wait_for(state="detached", timeout=6000)
         p.page.locator(".margin-top [data-action=claim]").wait_for()
+        assert p.errors == []
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_live_page_with_clocks_does_not_jump_while_it_loads(server: str, browser: Any, size: str) -> None:
+    """On a slow phone network (as Lighthouse's), the clocks, the phrase button and their styles
+    arriving after the first paint shift nothing (issue 10's budget for the page screen)."""
+    created = live_page(server)
+    fake = FakeServer(server)
+    fake.clock = lambda now: {
+        "initial_s": 300, "increment_s": 3, "blue_s": 300, "red_s": 300,
+        "running": "blue", "deadline": iso(now + 280),
+    }  # fmt: skip
+    ctx = browser.new_context(**{**PHONE, "viewport": SIZES[size]})
+    try:
+        ctx.add_init_script(SHIFT_OBSERVER)
+        p = Phone(ctx, server)
+        fake.attach(p.page)
+        p.cdp.send("Network.enable")
+        p.cdp.send("Network.emulateNetworkConditions", SLOW_NETWORK)
+        p.goto(f"/p/{created['id']}#seat={created['seats']['red']}&side=red")
+        p.page.locator(".margin-top .clock-blue").wait_for()
+        p.page.locator(".margin-bottom [data-action=say]").wait_for()
+        p.page.wait_for_timeout(1500)
+        shifts = p.page.evaluate("window.__shifts")
+        cls = sum(s["value"] for s in shifts)
+        assert cls <= CLS_BUDGET, f"{size}: cumulative layout shift {cls:.3f} > {CLS_BUDGET}: {shifts}"
         assert p.errors == []
     finally:
         ctx.close()
