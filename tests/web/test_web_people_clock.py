@@ -159,3 +159,26 @@ def test_a_link_page_says_the_days_left(server: str, browser: Any, screens: Path
         assert p.errors == []
     finally:
         ctx.close()
+
+
+def test_before_play_the_running_side_counts_its_setup_time(server: str, browser: Any) -> None:
+    created = make_page(server, {"preset": "quick", "mode": "live"}, [])  # blue draws the first base
+    fake = FakeServer(server, skew_s=SKEW_S)
+    deadline = fake.now() + 25.4
+    fake.clock = lambda now: {
+        "initial_s": 300, "increment_s": 3, "blue_s": 300, "red_s": 300,
+        "running": "blue", "deadline": iso(deadline),
+    }  # fmt: skip
+    ctx = browser.new_context(**PHONE)
+    try:
+        p = open_seat(ctx, server, created, "blue", fake)
+        face = p.page.locator(".margin-bottom .clock-blue.running")
+        face.wait_for()
+        st, at = clocks(p)
+        assert abs(st["blue_ms"] - (deadline - (at + SKEW_S)) * 1000) < 500
+        assert re.fullmatch(r"0:2\d to set up", face.inner_text()), face.inner_text()
+        # The other side's clock stands at its whole time until play starts.
+        assert p.page.locator(".margin-top .clock-red").inner_text() == "5:00"
+        assert p.errors == []
+    finally:
+        ctx.close()
