@@ -56,8 +56,8 @@ from websockets.asyncio.client import ClientConnection, connect
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import apply, turn_options
-from dotfight.server.hub import compact_json
 from dotfight.server.page_view import events_on_the_wire
+from dotfight.server.rooms import compact_json
 from tests.support.pages import SETUP_MOVES, engine_page_ready_to_play
 from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
 

@@ -1,1 +1,1 @@
-"""The Dotfight server: FastAPI app, the page authority, the WebSocket hub and the bot seat."""
+"""The Dotfight server: FastAPI app, the page authority, the pages' rooms and the bot seat."""

@@ -1,4 +1,4 @@
-"""The FastAPI app: `create_app(settings)` wires storage, the page authority, the hub and the web app."""
+"""The FastAPI app: `create_app(settings)` wires storage, the page authority, the rooms and the web app."""
 
 from __future__ import annotations
 
@@ -19,14 +19,13 @@ from dotfight.server.bot_runner import BotRunner
 from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
-from dotfight.server.fanout import FanOut
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
-from dotfight.server.hub import Hub
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.pages.authority import Capacity, PageAuthority
 from dotfight.server.push import PushService
+from dotfight.server.rooms import Rooms
 from dotfight.server.routes import card, fallback, health, page_html, pages, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
@@ -101,17 +100,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # by a NOTIFY inside each action's write transaction).
         postgres = database.dialect.name == "postgresql"
         store, authority = open_pages(settings, database, notify_in_transaction if postgres else None)
-        hub = Hub(
+        broadcast: Broadcast = PostgresBroadcast(database) if postgres else LocalBroadcast()
+        rooms = Rooms(
+            authority,
+            broadcast,
             max_per_page=settings.ws_max_sockets_per_page,
             max_per_address=settings.ws_max_sockets_per_address,
             presence_delay=settings.ws_presence_delay,
         )
-        broadcast: Broadcast = PostgresBroadcast(database) if postgres else LocalBroadcast()
-        fanout = FanOut(authority, hub, broadcast)
         await broadcast.start()
-        authority.add_listener(fanout.committed)  # before the bot: people hear a move before its answer
+        authority.add_listener(rooms.committed)  # before the bot: people hear a move before its answer
         app.state.pictures = pictures = picture.Pictures(settings)
-        app.state.push = push = PushService(settings, database, hub)
+        app.state.push = push = PushService(settings, database, rooms)
         authority.add_listener(push.announce)  # only queues: the pushes go out off the move's path
         pool = load_bot_pool(settings)
         if pool is not None:
@@ -123,18 +123,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings,
             authority,
             store,
-            hub,
+            rooms,
             bots,
             limiter,
             creations,
             ActionBudget(settings),
             broadcast,
-            fanout,
         )
 
         def expired(page_id: str) -> None:
             error = ApiError("page_expired", "this page expired: nobody played it past setup in time")
-            hub.close_page(page_id, error_message(error), CLOSE_PAGE_EXPIRED, error.message)
+            rooms.close_page(page_id, error_message(error), CLOSE_PAGE_EXPIRED, error.message)
 
         sweeper = PageExpirySweeper(settings, database, expired)
         sweeper.start()
@@ -155,9 +154,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pool is not None:
                 pool.close()
             pictures.close()
-            await fanout.close()
+            rooms.stop()
             await broadcast.close()
-            await hub.close_all(CLOSE_SERVICE_RESTART)
+            await rooms.close_all(CLOSE_SERVICE_RESTART)
             close_pages(store, authority)
             database.dispose()
 

@@ -34,6 +34,7 @@ from dotfight.server.pages.authority import Applied, PageAuthority, Seat
 from dotfight.server.pages.errors import PageError
 from dotfight.server.workers.bot import BotPool
 from dotfight.store.leases import DEFAULT_LEASE_S
+from dotfight.store.records import StoreUnavailable
 from dotfight.store.sql_pages import SqlPageStore
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class BotRunner:
 
     def wake(self, page: LoadedPage) -> None:
         """Starts the bot on a page if it is the bot's move there (harmless if it already runs)."""
-        bot = page.meta.bot
+        bot = page.bot
         if bot is None or self._pool is None or page.state.actor != bot.side:
             return
         # The flag is read again by a running task before it stops, so no wake-up is ever lost.
@@ -160,9 +161,9 @@ class BotRunner:
         """Tells whether it is the bot's move on the page, as stored (another process may have moved)."""
         try:
             page = await self._authority.page(page_id)
-        except PageError:
+        except (PageError, StoreUnavailable):
             return False
-        return page.meta.bot is not None and page.state.actor == page.meta.bot.side
+        return page.bot is not None and page.state.actor == page.bot.side
 
     async def _resume(self) -> None:
         try:
@@ -208,12 +209,12 @@ class BotRunner:
         while moves < MAX_MOVES_PER_WAKE and page_id in self._held:
             try:
                 page = await self._authority.page(page_id)
-            except PageError as error:
-                if error.code != "unavailable":
+            except (PageError, StoreUnavailable) as error:
+                if isinstance(error, PageError) and error.code != "unavailable":
                     raise
                 await backoff.pause(page_id)
                 continue
-            bot = page.meta.bot
+            bot = page.bot
             if bot is None or page.state.actor != bot.side:
                 return
             version = page.state.version
@@ -243,6 +244,8 @@ class BotRunner:
             try:
                 await self._authority.act(page_id, Seat(side), action, version, move_id)
                 return None
+            except StoreUnavailable:
+                pass  # the database is away for now: tried again
             except PageError as error:
                 if error.code != "unavailable":
                     return error

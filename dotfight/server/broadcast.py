@@ -1,12 +1,13 @@
 """How the processes serving one database tell each other of committed actions and of who is here.
 
-`Broadcast` is the contract (CONTRACTS.md, issue 11): `publish(page_id, version)` after a commit,
-`subscribe(callback)` to hear `(page_id, version)` of every commit (this process's own included),
-`start()` / `close()`. It carries page ids and versions only, never events: a process that hears of a
-version newer than its sockets have heard reads the missing entries from the log itself, once for all
-its sockets of that page (`dotfight.server.fanout`).
+`Broadcast` is the contract (CONTRACTS.md, issue 11), and holds only what differs between one process
+and several: how a commit's notice and presence cross processes. `subscribe(callback)` hears
+`(page_id, version)` of every commit announced, `start()` / `close()`. It carries page ids and versions
+only, never events: a room that hears of a version newer than its sockets have heard reads the missing
+entries from the log itself, once for all its sockets (`dotfight.server.rooms`). This process's own
+commits reach its rooms from the page authority directly (`Rooms.committed`), never through here.
 
-- `LocalBroadcast`: one process (SQLite, the embedded default); a publish is heard at once, in-process.
+- `LocalBroadcast`: one process (SQLite, the embedded default); nobody else commits or holds seats.
 - `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
   connection on the event loop; the NOTIFY (payload `"<page_id> <version>"`) is sent inside the action's
   own transaction (`notify_in_transaction`), so PostgreSQL delivers it exactly when, and only if, the
@@ -61,8 +62,8 @@ def parse_payload(payload: str) -> tuple[str, int] | None:
 class Broadcast(Protocol):
     """Tells every process serving the database of each committed action (and of who is here)."""
 
-    def publish(self, page_id: str, version: int) -> None:
-        """Announces that `version` of a page was committed (call after the commit)."""
+    # Whether other processes may serve the same pages (their commits and seats then come through here).
+    other_processes: bool
 
     def subscribe(self, callback: CommitCallback) -> None:
         """Registers `callback(page_id, version)`, called on the event loop for every commit heard."""
@@ -88,19 +89,13 @@ class Broadcast(Protocol):
 
 
 class LocalBroadcast:
-    """One process: commits are heard in-process, at once; nobody else holds seats."""
+    """One process: every commit is this process's own (told to its rooms by the authority); nobody
+    else holds seats."""
 
-    def __init__(self) -> None:
-        self._callbacks: list[CommitCallback] = []
-
-    def publish(self, page_id: str, version: int) -> None:
-        """Calls every subscriber at once (the process's own commits are all there is)."""
-        for callback in self._callbacks:
-            callback(page_id, version)
+    other_processes = False
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers a subscriber."""
-        self._callbacks.append(callback)
+        """No other process commits: never called."""
 
     def on_reconnect(self, callback: ReconnectCallback) -> None:
         """Nothing can be missed in-process: never called."""
@@ -157,6 +152,8 @@ class PostgresBroadcast:
     `database` is the server's SQLAlchemy engine (its URL and connection arguments are reused).
     """
 
+    other_processes = True
+
     def __init__(
         self,
         database: Engine,
@@ -185,12 +182,10 @@ class PostgresBroadcast:
 
     # -- the contract
 
-    def publish(self, page_id: str, version: int) -> None:
-        """Nothing to do: the NOTIFY went out inside the action's own transaction
-        (`notify_in_transaction`), so it cannot be lost between the commit and a publish."""
-
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(page_id, version)` for every NOTIFY heard (this process's own too)."""
+        """Registers `callback(page_id, version)` for every NOTIFY heard (this process's own too: the
+        NOTIFY goes out inside the action's own transaction, `notify_in_transaction`, so it cannot be
+        lost between the commit and an announcement)."""
         self._callbacks.append(callback)
 
     def on_reconnect(self, callback: ReconnectCallback) -> None:

@@ -10,7 +10,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dotfight.server.pages.authority import unavailable
 from dotfight.server.pages.errors import PageError
 from dotfight.store.records import StoreUnavailable
 
@@ -79,7 +78,7 @@ class ApiError(Exception):
 
 
 # What a request may be refused with on its way down: the API's own refusals, the page authority's, and
-# the store's word that the database cannot answer now (from its views).
+# the store's word that the database cannot answer now (from the authority or the store's views alike).
 Refusal = ApiError | PageError | StoreUnavailable
 REFUSALS = (ApiError, PageError, StoreUnavailable)
 
@@ -90,7 +89,8 @@ def api_error(error: Refusal) -> ApiError:
     if isinstance(error, ApiError):
         return error
     if isinstance(error, StoreUnavailable):
-        error = unavailable(error)
+        detail = f" ({error})" if str(error) else ""
+        return ApiError("unavailable", f"the database does not answer{detail}; try again in a moment")
     return ApiError(error.code, error.message, reason=error.reason, extra=error.extra)
 
 

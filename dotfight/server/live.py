@@ -1,8 +1,8 @@
 """The page socket: one client's live conversation with a page (PROTOCOL.md) — hello and catch-up,
 actions with acks and their refusals as error messages, presence, and the flood guards. The route
 (routes/ws.py) checks the handshake and hands the accepted socket here; the page authority decides every
-action (its refusals turned into the API's by `errors.api_error`), and the fan-out tells every socket of
-the page what was committed.
+action (its refusals turned into the API's by `errors.api_error`), and the page's room (`rooms/`) tells
+every socket of the page what was committed.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from pydantic import TypeAdapter, ValidationError
 from dotfight.server.claims import answer_claim, is_claim
 from dotfight.server.deps import client_key
 from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_validation_error
-from dotfight.server.hub import CLOSE_TOO_MANY_SOCKETS, NOBODY, Connection, events_message
 from dotfight.server.limits import TokenBucket
-from dotfight.server.page_view import events_on_the_wire
-from dotfight.server.pages.authority import Seat
+from dotfight.server.pages.authority import Applied, Seat
+from dotfight.server.rooms import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
 from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
 from dotfight.server.services import Services
 
@@ -153,42 +152,34 @@ class PageSocket:
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
         authority = self._services.authority
-        hub = self._services.hub
+        rooms = self._services.rooms
         connection = self._connection
-        fanout = self._services.fanout
         try:
             seat = await authority.seat(self._page_id, hello.token) if hello.token else None
-            # The seats other processes hold, for a page this process serves no socket of yet.
-            remote = NOBODY
-            if hub.version(self._page_id) is None:
-                remote = await self._services.broadcast.remote_presence(self._page_id)
-            # Under the page lock no action can commit between what this client is told and its
-            # joining the broadcasts: it misses nothing and hears nothing twice.
-            async with authority.page_lock(self._page_id):
+            # Holding the page's room, no commit reaches its sockets between what this client is told
+            # and its joining them (one committed meanwhile waits in the room): it misses nothing and
+            # hears nothing twice.
+            async with rooms.entering(self._page_id) as room:
+                remote = await rooms.remote_seats(room)
                 page = await authority.page(self._page_id)
-                if hub.page_full(self._page_id, connection):
-                    raise ApiError("too_many_sockets", f"this page has {hub.max_per_page} sockets open")
-                # The page's sockets here first hear what other processes committed up to this version.
-                await fanout.catch_up_locked(self._page_id, page)
+                if rooms.page_full(self._page_id, connection):
+                    raise ApiError("too_many_sockets", f"this page has {rooms.max_per_page} sockets open")
+                # The page's sockets here first hear what was committed up to this version.
+                await room.bring_up_to(page)
                 version = page.state.version
                 since = hello.version or 0
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
-                    batches = await authority.events_since(self._page_id, since)
-                    events = [event for batch in batches for event in batch]
-                    connection.send(events_message(version, events_on_the_wire(page.state, events)))
+                    batches = await authority.events_since(self._page_id, since, version)
+                    sent = (Applied.sent(page.state, since + 1 + n, batch) for n, batch in enumerate(batches))
+                    connection.send(events_message(version, [event for one in sent for event in one.events]))
                 else:
                     snapshot = page.public_snapshot()
                     label = seat.label if seat else None
                     connection.send_json({"type": "state", "snapshot": snapshot, "seat": label})
                 self._seat = seat
                 connection.seat = seat.label if seat else None
-                bot = page.meta.bot
-                always = frozenset({bot.side}) if bot is not None else frozenset()
                 # Joins (or, on a resync hello, updates its seat) and hears the presence.
-                first = hub.version(self._page_id) is None
-                hub.join(self._page_id, connection, always, version, remote)
-                if first:
-                    fanout.first_joined(self._page_id)
+                rooms.join(room, connection, page, remote)
                 self._joined = True
         except REFUSALS as refusal:
             error = api_error(refusal)
@@ -229,7 +220,7 @@ class PageSocket:
         """Removes the client from the page and tells the others."""
         self._hello_timer.cancel()
         if self._joined:
-            self._services.hub.leave(self._page_id, self._connection)
+            self._services.rooms.leave(self._page_id, self._connection)
         await self._connection.finish()
 
 
@@ -238,8 +229,8 @@ async def serve_page_socket(services: Services, websocket: WebSocket, page_id: s
     ack, presence): the sockets per address are capped; an unexpected failure closes it with 1011."""
     connection = Connection(websocket, services.settings.ws_send_queue)
     address = client_key(websocket)
-    if not services.hub.admit(address):
-        limit = services.hub.max_per_address
+    if not services.rooms.admit(address):
+        limit = services.rooms.max_per_address
         error = ApiError("too_many_sockets", f"this address has {limit} sockets open")
         connection.send_json(error_message(error))
         connection.close_soon(CLOSE_TOO_MANY_SOCKETS, error.message)
@@ -252,5 +243,5 @@ async def serve_page_socket(services: Services, websocket: WebSocket, page_id: s
         logger.exception("page %s: a WebSocket failed", page_id)
         await connection.close_now(1011)
     finally:
-        services.hub.release(address)
+        services.rooms.release(address)
         await socket.leave()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from dotfight.engine import State, turn_options
+from dotfight.store.records import PageRecord
 
 
 @dataclass(frozen=True)
@@ -22,27 +22,24 @@ class BotSeat:
         """Returns the stored form."""
         return {"side": self.side, "strength": self.strength, "seed": self.seed}
 
-
-@dataclass(frozen=True)
-class PageMeta:
-    """The parts of a page that never change after creation."""
-
-    id: str
-    mode: str
-    preset: str
-    rules: dict[str, Any]
-    seed: str  # 32 hex characters; secret until the page is over
-    seed_sha256: str
-    bot: BotSeat | None
-    created_at: datetime
+    @classmethod
+    def from_json(cls, stored: dict[str, Any]) -> BotSeat:
+        """Reads the stored form back."""
+        return cls(side=stored["side"], strength=stored["strength"], seed=int(stored["seed"]))
 
 
 @dataclass(frozen=True)
 class LoadedPage:
-    """A page's fixed parts and its engine state at the latest version."""
+    """A page's fixed parts (as the store keeps them: the seed is 32 hex characters, secret until the
+    page is over) and its engine state at the latest version."""
 
-    meta: PageMeta
+    meta: PageRecord
     state: State
+
+    @property
+    def bot(self) -> BotSeat | None:
+        """Dawood-bot's seat on a bot page, else None."""
+        return None if self.meta.bot is None else BotSeat.from_json(self.meta.bot)
 
     @property
     def over(self) -> bool:
@@ -60,7 +57,7 @@ class LoadedPage:
         snapshot["mode"] = self.meta.mode
         snapshot["seed_sha256"] = self.meta.seed_sha256
         snapshot["seed"] = self.revealed_seed()
-        bot = self.meta.bot
+        bot = self.bot
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
         snapshot["options"] = turn_options(self.state)
         return snapshot

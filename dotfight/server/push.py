@@ -36,7 +36,6 @@ from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError
 
 from dotfight.engine import State, other_side
 from dotfight.server.errors import ApiError
-from dotfight.server.hub import Hub
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied
 from dotfight.server.push_endpoint import (
@@ -48,6 +47,7 @@ from dotfight.server.push_endpoint import (
 )
 from dotfight.server.push_message import BadKeys, VapidKeys, auth_secret, push_message, receiver_key
 from dotfight.server.push_sender import Outcome, PushSender, Sent
+from dotfight.server.rooms import Rooms
 from dotfight.server.settings import PushSettings, Settings
 from dotfight.store import push_subscriptions as repository
 from dotfight.store.database import make_session_factory
@@ -174,11 +174,11 @@ class _SeatDeliveries:
 class PushService:
     """Keeps the VAPID keys and the seats' subscriptions, and sends the pushes off the moves' path."""
 
-    def __init__(self, settings: Settings, database: Engine, hub: Hub) -> None:
+    def __init__(self, settings: Settings, database: Engine, rooms: Rooms) -> None:
         self.settings = PushSettings()
         self._public_url = settings.public_url
         self._sessions = make_session_factory(database)
-        self._hub = hub
+        self._rooms = rooms
         # The database work of subscribing and of the keys, and that of deliveries, in threads of their
         # own: a subscription is never stored behind a delivery's reads; no thread waits on the network.
         self._storage = ThreadPoolExecutor(2, thread_name_prefix="dotfight-push-store")
@@ -312,7 +312,7 @@ class PushService:
             return
         # Presence first: with both seats on the page (nearly every live move) there is nobody to push
         # to, and working out the notice's text would be wasted on the event loop.
-        presence = self._hub.presence(page.meta.id)
+        presence = self._rooms.presence(page.meta.id)
         if presence["blue"] and presence["red"]:
             return
         notice = notice_for(page.state, applied.events)

@@ -16,10 +16,11 @@ from test_server_picture import PUBLIC_URL, meta_tags, new_page, play
 from dotfight.engine import RuleSet, apply
 from dotfight.engine import new_page as engine_page
 from dotfight.server.app import create_app
-from dotfight.server.page_view import LoadedPage, PageMeta
+from dotfight.server.page_view import LoadedPage
 from dotfight.server.picture import INK
 from dotfight.server.routes.page_html import preview_tags, preview_text
 from dotfight.server.settings import Settings
+from dotfight.store.records import PageRecord
 
 
 @pytest.fixture()
@@ -30,7 +31,7 @@ def public_client(make_settings: Callable[..., Settings]) -> Iterator[TestClient
 
 def _loaded(mode: str, preset: str = "quick") -> LoadedPage:
     state, _ = apply(engine_page(RuleSet.preset(preset), seed=7), "blue", {"type": "quick_setup"})
-    meta = PageMeta("abc", mode, preset, {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
+    meta = PageRecord("abc", mode, preset, {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
     return LoadedPage(meta, state)
 
 

@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dotfight.server.app import create_app
+from dotfight.server.errors import api_error
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import (
     CACHE_EVERY,
@@ -38,7 +39,7 @@ from dotfight.server.pages.errors import (
 )
 from dotfight.server.settings import Settings
 from dotfight.store.memory import MemoryPageStore
-from dotfight.store.records import LogEntry
+from dotfight.store.records import LogEntry, StoreUnavailable
 from tests.support.players import nearest_snipe_action
 
 T = TypeVar("T")
@@ -74,6 +75,43 @@ def test_the_store_imports_nothing_of_the_server_nor_the_web_framework() -> None
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
     upward = [name for name in loaded if name.startswith("dotfight.server") or name.split(".")[0] in WEB]
     assert upward == []
+
+
+# The pages' rooms: they may import the authority's types, but the authority imports no room, and a room
+# knows nothing above it (no route, no page socket, no app).
+ROOM_MODULES = sorted(
+    f"dotfight.server.rooms.{path.stem}"
+    for path in Path("dotfight/server/rooms").glob("*.py")
+    if path.stem != "__init__"
+)
+ABOVE_THE_ROOMS = (
+    "dotfight.server.live",
+    "dotfight.server.routes",
+    "dotfight.server.services",
+    "dotfight.server.app",
+)
+
+
+def loaded_modules(*modules: str) -> list[str]:
+    code = f"import sys, json, {', '.join(modules)}; print(json.dumps(sorted(sys.modules)))"
+    return list(
+        json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    )
+
+
+def test_the_authority_imports_no_room_and_the_rooms_nothing_above_them() -> None:
+    assert ROOM_MODULES == [
+        "dotfight.server.rooms.connection",
+        "dotfight.server.rooms.registry",
+        "dotfight.server.rooms.room",
+    ]
+    authority = loaded_modules("dotfight.server.pages.authority")
+    assert [
+        name for name in authority if name.startswith(("dotfight.server.rooms", "dotfight.server.broadcast"))
+    ] == []
+    rooms = loaded_modules(*ROOM_MODULES)
+    assert "dotfight.server.pages.authority" in rooms
+    assert [name for name in rooms if name.startswith(ABOVE_THE_ROOMS)] == []
 
 
 @pytest.fixture
@@ -248,6 +286,30 @@ def test_unknown_expired_pages_and_bad_tokens_are_refused(
         authority.forget(page_id)
         with pytest.raises(PageExpired):
             await authority.page(page_id)
+
+    run(play)
+
+
+def test_a_database_that_does_not_answer_reaches_the_api_as_the_stores_one_type(
+    authority: PageAuthority, store: MemoryPageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def play() -> None:
+        page_id, _ = await duel(authority)
+        authority.forget(page_id)
+
+        def down(*_args: Any) -> Any:
+            raise StoreUnavailable("the disk went away")
+
+        monkeypatch.setattr(store, "version", down)
+        for attempt in (
+            authority.page(page_id),
+            authority.act(page_id, Seat("blue"), {"type": "quick_setup"}, 0, None),
+        ):
+            with pytest.raises(StoreUnavailable) as refused:
+                await attempt
+            error = api_error(refused.value)
+            assert (error.code, error.status) == ("unavailable", 503)
+            assert error.message == "the database does not answer (the disk went away); try again in a moment"
 
     run(play)
 

@@ -12,7 +12,8 @@ back. The latest state of recent pages is kept in memory; a page another process
 up to date by applying the logged actions with the engine (it is deterministic), not rebuilt.
 
 It knows pages only through a `PageStore` (dotfight/store/records.py) and refuses with domain errors
-(`pages/errors.py`): no HTTP, no pydantic, no SQLAlchemy here (tests/server/test_server_layers.py).
+(`pages/errors.py`; a database that does not answer is the store's own `StoreUnavailable`, passed on
+untranslated): no HTTP, no pydantic, no SQLAlchemy here (tests/server/test_server_layers.py).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from dotfight.engine import (
 )
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
-from dotfight.server.page_view import BotSeat, LoadedPage, PageMeta, events_on_the_wire, status_of
+from dotfight.server.page_view import BotSeat, LoadedPage, events_on_the_wire, status_of
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -62,7 +63,6 @@ from dotfight.store.records import (
     PageStore,
     Reply,
     SeatRecord,
-    StoreUnavailable,
     VersionMoved,
 )
 
@@ -118,13 +118,21 @@ class Seat:
 
 @dataclass(frozen=True)
 class Applied:
-    """The outcome of one action: its version and events (`duplicate`: answered from the log;
-    `on_the_wire`: the events are already as sent, the last turn's options added)."""
+    """The outcome of one action as it goes out (to its sender and to every socket of the page): its
+    version and its events as sent (`duplicate`: a first answer read from the log)."""
 
     version: int
     events: list[dict[str, Any]]
     duplicate: bool = False
-    on_the_wire: bool = False
+
+    @classmethod
+    def sent(
+        cls, state: State, version: int, events: Sequence[dict[str, Any]], *, duplicate: bool = False
+    ) -> Applied:
+        """The action of `version` as sent while the page is at `state`: the one place its events are
+        put on the wire (`events_on_the_wire`: the last carries the page's options while the page is
+        still at that version), for a move just made, a first answer from the log and a catch-up alike."""
+        return cls(version, events_on_the_wire(state, events, version), duplicate)
 
 
 @dataclass(frozen=True)
@@ -153,11 +161,16 @@ class NewPage:
 
 class _Move(NamedTuple):
     """An action worked out by the engine, not yet stored: its log entry, the page's new state, and the
-    events as sent."""
+    action as sent."""
 
     entry: LogEntry
     state: State
-    wire: list[dict[str, Any]]
+    applied: Applied
+
+
+# What an action's write answers: the action as sent, or the first answer of its move_id in the log (put
+# on the wire by `act` against the page as it stands then).
+Answer = tuple[LoadedPage, Applied | LogEntry]
 
 
 # Called after every committed action, still under the page's lock (so in version order):
@@ -179,34 +192,11 @@ def checkpoint_of(state: State) -> Checkpoint:
     )
 
 
-def meta_of(record: PageRecord) -> PageMeta:
-    """The fixed parts of a stored page, as the server keeps them."""
-    bot = record.bot
-    return PageMeta(
-        id=record.id,
-        mode=record.mode,
-        preset=record.preset,
-        rules=record.rules,
-        seed=record.seed,
-        seed_sha256=record.seed_sha256,
-        bot=None
-        if bot is None
-        else BotSeat(side=bot["side"], strength=bot["strength"], seed=int(bot["seed"])),
-        created_at=record.created_at,
-    )
-
-
 def missing(error: NoSuchPage) -> PageError:
     """The refusal for a page the store does not have: expired (410) or unknown (404)."""
     if error.expired:
         return PageExpired("this page expired: nobody played it past setup in time")
     return NotFound("no page with this id")
-
-
-def unavailable(error: StoreUnavailable | None = None) -> Unavailable:
-    """The refusal while the store cannot answer."""
-    detail = f" ({error})" if error is not None and str(error) else ""
-    return Unavailable(f"the database does not answer{detail}; try again in a moment")
 
 
 def stale(page: LoadedPage) -> StaleVersion:
@@ -275,8 +265,6 @@ class PageAuthority:
             return await loop.run_in_executor(self._readers, partial(work, *args))
         except NoSuchPage as error:
             raise missing(error) from None
-        except StoreUnavailable as error:
-            raise unavailable(error) from error
 
     # ----------------------------------------------------------------------------------------------
     # reading pages (reader and engine threads)
@@ -331,7 +319,7 @@ class PageAuthority:
         """Builds the page's state from the store: its checkpointed state plus the log entries after it,
         or the whole log replayed when there is no checkpoint."""
         stored = self.store.load(page_id)
-        meta = meta_of(stored.record)
+        meta = stored.record
         if stored.checkpoint is not None:
             state = State.from_json(stored.checkpoint)
             for entry in stored.entries:
@@ -367,9 +355,11 @@ class PageAuthority:
             page = self._brought_up_to(page_id, cached, newest, entries)
         return page, [entry.events for entry in entries if heard < entry.version <= page.state.version]
 
-    async def events_since(self, page_id: str, version: int) -> list[list[dict[str, Any]]]:
-        """Returns the events of each logged action after `version`, oldest first."""
-        entries = await self._off_loop(self.store.log, page_id, version)
+    async def events_since(
+        self, page_id: str, version: int, up_to: int | None = None
+    ) -> list[list[dict[str, Any]]]:
+        """Returns the events of each logged action after `version` (and at most `up_to`), oldest first."""
+        entries = await self._off_loop(self.store.log, page_id, version, up_to)
         return [entry.events for entry in entries]
 
     async def seat(self, page_id: str, token: str | None) -> Seat:
@@ -412,11 +402,8 @@ class PageAuthority:
         )
         seats, seat_records = self._new_seats(command.mode, bot)
         first = replace(checkpoint_of(state), state=state.to_json())
-        try:
-            await asyncio.wrap_future(self.store.create(record, first, seat_records))
-        except StoreUnavailable as error:
-            raise unavailable(error) from error
-        page = LoadedPage(meta_of(record), state)
+        await asyncio.wrap_future(self.store.create(record, first, seat_records))
+        page = LoadedPage(record, state)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
         return NewPage(page=page, seats=seats, clock=command.clock)
@@ -458,39 +445,36 @@ class PageAuthority:
         """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
 
         Raises NotFound, StaleVersion (with the snapshot), EngineRefusal, BadRequest when a move_id was
-        already used by the other side or the action would change nothing, or Unavailable when the
-        store cannot take the write now (or an expensive page's engine worker failed).
+        already used by the other side or the action would change nothing, or Unavailable when an
+        expensive page's engine worker failed; the store's StoreUnavailable (it cannot take the write
+        now) passes through as it is, the one type of "database down" up to `errors.api_error`.
         """
         async with self.page_lock(page_id):
             # The writer answers this future once the entry is durable, on the loop's thread. The common
             # move is worked out right here and handed to the writer (one hand-off there and one back);
             # any other goes to an engine thread, which hands the entry to the store itself.
             loop = asyncio.get_running_loop()
-            outcome: asyncio.Future[tuple[LoadedPage, Applied]] = loop.create_future()
+            outcome: asyncio.Future[Answer] = loop.create_future()
             reply = partial(self._replies_on(loop).settle, outcome)
             page = self._pages.get(page_id)
-            if page is None or not self._applied_here(page, seat, action, version, move_id, reply):
-                self._engines.submit(self._check_and_apply, page_id, seat, action, version, move_id, reply)
+            if page is None or not self._inline(page, seat, action, version, move_id, reply):
+                self._engines.submit(self._on_engine_thread, page_id, seat, action, version, move_id, reply)
             try:
-                page, applied = await outcome
+                page, answer = await outcome
             except VersionMoved:
-                page, applied = await self._after_lost_race(page_id, seat, move_id)
+                page, answer = await self._after_lost_race(page_id, seat, move_id)
             except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
                 raise Unavailable(f"this move could not be worked out ({error})") from None
             except NoSuchPage as error:
                 raise missing(error) from None
-            except StoreUnavailable as error:
-                raise unavailable(error) from error
-            if applied.duplicate and page.state.version < applied.version:
+            if isinstance(answer, Applied):
+                self._tell_listeners(page, answer)
+                return answer
+            if page.state.version < answer.version:
                 # Found in the log by a write that held an older page (another process wrote it): the
                 # page as it stands now, so the answer is the first one, options included.
                 page = await self.page(page_id)
-            if not applied.on_the_wire:  # a first answer read from the log: sent with today's options
-                wire = events_on_the_wire(page.state, applied.events, applied.version)
-                applied = replace(applied, events=wire)
-            if not applied.duplicate:
-                self._tell_listeners(page, applied)
-        return applied
+            return Applied.sent(page.state, answer.version, answer.events, duplicate=True)
 
     def _replies_on(self, loop: asyncio.AbstractEventLoop) -> LoopReplies:
         """The answers to this loop's actions (one per loop: the server has one, tests make several)."""
@@ -499,18 +483,16 @@ class PageAuthority:
             replies = self._replies = LoopReplies(loop)
         return replies
 
-    async def _after_lost_race(
-        self, page_id: str, seat: Seat, move_id: str | None
-    ) -> tuple[LoadedPage, Applied]:
+    async def _after_lost_race(self, page_id: str, seat: Seat, move_id: str | None) -> Answer:
         """Another process wrote this version (or move_id) between our check and our write. If it wrote
         this very move (a retry sent to two processes), its first answer is the answer: the store
         decides, asked again now that the other write is durable. Otherwise the action is stale."""
         self._pages.drop(page_id)
-        first = await self._off_loop(self._answered_before, page_id, seat, move_id)
+        first = await self._off_loop(self._logged_before, page_id, move_id)
         page = await self.page(page_id)
         if first is None:
             raise stale(page) from None
-        return page, first
+        return page, self._first_answer(seat, first)
 
     def _tell_listeners(self, page: LoadedPage, applied: Applied) -> None:
         for listener in self._listeners:
@@ -519,66 +501,71 @@ class PageAuthority:
             except Exception:  # a listener's failure must not undo a committed move
                 logger.exception("page %s: listener failed", page.meta.id)
 
-    def _check_and_apply(
-        self,
-        page_id: str,
-        seat: Seat,
-        action: dict[str, Any],
-        version: int,
-        move_id: str | None,
-        reply: Reply[tuple[LoadedPage, Applied]],
-    ) -> None:
-        """Checks and applies one action on an engine thread, then hands its entry to the store (whose
-        answer is passed to `reply`); a refusal, a duplicate or a failure is replied here."""
-        try:
-            page = self._page_at(page_id, version)
-            duplicate = (
-                None if page.state.version == version else self._answered_before(page_id, seat, move_id)
-            )
-            if duplicate is not None:
-                reply((page, duplicate))
-                return
-            if page.state.version != version:
-                raise stale(page)
-            move = self._move(page, seat, action, move_id)
-            if isinstance(move, PageError):
-                # A retry of a move already made is answered with its first result, whatever it carries.
-                duplicate = self._answered_before(page_id, seat, move_id)
-                if duplicate is None:
-                    raise move
-                reply((page, duplicate))
-                return
-        except Exception as error:
-            reply(error)
-            return
-        self._append(page, seat, move, reply)
-
-    def _applied_here(
+    def _inline(
         self,
         page: LoadedPage,
         seat: Seat,
         action: dict[str, Any],
         version: int,
         move_id: str | None,
-        reply: Reply[tuple[LoadedPage, Applied]],
+        reply: Reply[Answer],
     ) -> bool:
-        """Checks and applies one action on the calling thread (the event loop) and hands its entry to the
-        store, when that needs no read and its cost is bounded by a small constant: the page in memory
-        at the version the client saw, rules within the new-page limits (every engine search bounded,
-        issue 9) and no convoy in transit (an arrival's free-spot search is the costliest bounded step;
-        docs/SERVER.md). Returns False, having done nothing, for every other action (an engine thread
-        then takes it), and for a refusal carrying a move_id (only the log can tell a retry of a move
-        already made, which is answered with its first result)."""
+        """Decides one action on the calling thread (the event loop) when that needs no read and its
+        cost is bounded by a small constant: the page in memory, rules within the new-page limits (every
+        engine search bounded, issue 9) and no convoy in transit (an arrival's free-spot search is the
+        costliest bounded step; docs/SERVER.md), at the version the client saw. Returns False, having
+        done nothing, for every other action, and for one whose answer only the log can give (an engine
+        thread then takes it: the client may be behind, or another process may have moved the page on)."""
         state = page.state
         if state.version != version or state.convoys or not within_new_page_limits(state.rules):
             return False
+        return self._decide(page, seat, action, version, move_id, reply, may_read=False)
+
+    def _on_engine_thread(
+        self,
+        page_id: str,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        reply: Reply[Answer],
+    ) -> None:
+        """Decides one action on an engine thread, reading the page from the store when needed."""
         try:
-            move = self._move(page, seat, action, move_id)
+            page = self._page_at(page_id, version)
+        except Exception as error:
+            reply(error)
+            return
+        self._decide(page, seat, action, version, move_id, reply, may_read=True)
+
+    def _decide(
+        self,
+        page: LoadedPage,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        reply: Reply[Answer],
+        *,
+        may_read: bool,
+    ) -> bool:
+        """The one path of an action: checked at the version its sender saw, worked out by the engine,
+        refused, or handed to the store (whose answer is passed to `reply`). A stale action or a refusal
+        carrying a move_id may be a retry of a move already made, answered with its first result, which
+        only the log knows: without `may_read` it returns False then, having done nothing."""
+        try:
+            move: _Move | PageError = (
+                stale(page) if page.state.version != version else self._move(page, seat, action, move_id)
+            )
             if isinstance(move, PageError):
                 if move_id is not None:
-                    return False
-                reply(move)
-                return True
+                    if not may_read:
+                        return False
+                    first = self._logged_before(page.meta.id, move_id)
+                    if first is not None:
+                        reply((page, self._first_answer(seat, first)))
+                        return True
+                raise move
         except Exception as error:
             reply(error)
             return True
@@ -613,14 +600,12 @@ class PageAuthority:
         if changes_nothing(page.state, action):
             return BadRequest("this action would change nothing", reason="no_change")
         entry = LogEntry(new_state.version, side, action, events, move_id)
-        return _Move(entry, new_state, events_on_the_wire(new_state, events))
+        return _Move(entry, new_state, Applied.sent(new_state, entry.version, events))
 
-    def _append(
-        self, page: LoadedPage, seat: Seat, move: _Move, reply: Reply[tuple[LoadedPage, Applied]]
-    ) -> None:
+    def _append(self, page: LoadedPage, seat: Seat, move: _Move, reply: Reply[Answer]) -> None:
         """Hands the move's entry to the store at the page's version; once durable, the new state is the
         page in memory and `reply` is told (a move_id logged before is answered with its first result)."""
-        entry, new_state, wire = move
+        entry, new_state, applied = move
         page_id = page.meta.id
         moved_on = LoadedPage(page.meta, new_state)
 
@@ -638,23 +623,20 @@ class PageAuthority:
             except BaseException as error:  # handed to the caller, not swallowed
                 reply(error)
                 return
-            reply((moved_on, Applied(version=entry.version, events=wire, on_the_wire=True)))
+            reply((moved_on, applied))
 
         try:
             self.store.append_then(page_id, page.state.version, entry, checkpoint_of(new_state), settle)
         except Exception as error:
             reply(error)
 
-    def _answered_before(self, page_id: str, seat: Seat, move_id: str | None) -> Applied | None:
-        """Returns the first result of a move_id already in the log (None without a move_id: no read)."""
-        if move_id is None:
-            return None
-        entry = self.store.logged_move(page_id, move_id)
-        return None if entry is None else self._first_answer(seat, entry)
+    def _logged_before(self, page_id: str, move_id: str | None) -> LogEntry | None:
+        """Returns the entry of a move_id already in the log (None without a move_id: no read)."""
+        return None if move_id is None else self.store.logged_move(page_id, move_id)
 
     @staticmethod
-    def _first_answer(seat: Seat, entry: LogEntry) -> Applied:
+    def _first_answer(seat: Seat, entry: LogEntry) -> LogEntry:
         """The answer to a move_id found in the log: its first result, unless the other side used it."""
         if seat.side is not None and entry.side != seat.side:
             raise BadRequest("this move_id was already used by the other side")
-        return Applied(version=entry.version, events=entry.events, duplicate=True)
+        return entry

@@ -59,6 +59,7 @@ class EngineRefusal(PageError):
 
 
 class Unavailable(PageError):
-    """The store cannot take or give the page now, or its engine worker failed; try again."""
+    """The page's engine worker failed or ran out of time; try again. (A database that cannot answer is
+    the store's `StoreUnavailable`, which reaches `errors.api_error` as it is.)"""
 
     code = "unavailable"

@@ -25,6 +25,7 @@ from dotfight.server.errors import ApiError
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.errors import PageError
 from dotfight.server.routes.pages import PageId, public_base
+from dotfight.store.records import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -82,9 +83,9 @@ def preview_text(page: LoadedPage) -> tuple[str, str]:
 
     >>> from datetime import UTC, datetime
     >>> from dotfight.engine import RuleSet, apply, new_page
-    >>> from dotfight.server.page_view import PageMeta
+    >>> from dotfight.store.records import PageRecord
     >>> state, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
-    >>> meta = PageMeta("abc", "bot", "quick", {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
+    >>> meta = PageRecord("abc", "bot", "quick", {}, "0" * 32, "0" * 64, None, datetime.now(UTC))
     >>> preview_text(LoadedPage(meta, state))
     ('Dotfight — a page being set up', 'A Quick page against Dawood-bot: blue 24 soldiers standing, red 24.')
     """
@@ -200,8 +201,8 @@ async def page_app(page_id: PageId, request: Request, services: ServicesDep) -> 
     document = _index(request, services)
     try:
         page = await services.authority.page(page_id)
-    except PageError as error:
-        logger.debug("page %s: no link preview (%s)", page_id, error.code)
+    except (PageError, StoreUnavailable) as error:
+        logger.debug("page %s: no link preview (%s)", page_id, error)
     else:
         document = with_tags(document, preview_tags(page, public_base(services.settings, request)))
     # The preview changes with every move: a shared link's HTML is never served from a stale cache.
