@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from pydantic import ValidationError
 from websockets.asyncio.client import connect
 
 from dotfight.server.app import create_app
@@ -321,3 +322,13 @@ async def test_claims_of_the_side_to_act_of_a_finished_page_and_of_watchers_are_
     over = act(served, page_id, seats["red"], {"type": "claim"}, 3)
     assert over.status_code == 422 and over.json()["error"]["code"] == "illegal_action"
     assert page_at(served, page_id)["version"] == 3
+
+
+def test_the_grace_is_a_bounded_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().live_absence_grace_s == 60.0
+    monkeypatch.setenv("DOTFIGHT_LIVE_ABSENCE_GRACE_S", "2")
+    assert Settings().live_absence_grace_s == 2.0
+    for bad in ("0", "0.5", "3601", "nan", "soon"):
+        monkeypatch.setenv("DOTFIGHT_LIVE_ABSENCE_GRACE_S", bad)
+        with pytest.raises(ValidationError):
+            Settings()
