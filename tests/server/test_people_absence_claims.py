@@ -25,6 +25,7 @@ from websockets.asyncio.client import connect
 from dotfight.server.app import create_app
 from dotfight.server.broadcast import LocalBroadcast
 from dotfight.server.people.clock import ClockState, LiveClock, iso_utc
+from dotfight.server.rooms.absence import RecentMoves
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from tests.server.server_testkit import SocketClient
@@ -332,3 +333,18 @@ def test_the_grace_is_a_bounded_setting(monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.setenv("DOTFIGHT_LIVE_ABSENCE_GRACE_S", bad)
         with pytest.raises(ValidationError):
             Settings()
+
+
+async def test_a_room_for_a_page_not_heard_moving_here_reads_its_last_move_from_the_store(
+    served: Served,
+) -> None:
+    created = new_page(served)
+    page_id, seats = created["id"], created["seats"]
+    to_red(served, created)
+    # As after a restart (or once forgotten): this process never heard the page move.
+    served.services.rooms._recent_moves = RecentMoves()
+    moved = await served.services.store.views.last_moved(page_id)
+    assert moved is not None
+    async with seat(served, page_id, seats["blue"]) as blue:
+        first = await blue.receive_presence(WAIT_S)
+        assert first["claim_at"] == iso_utc(moved.moved_at.timestamp() + GRACE_S)

@@ -128,3 +128,24 @@ def test_red_back_before_the_claim_clears_claim_at(server: ServerProcess) -> Non
     assert snapshot(server, page_id)["version"] == 2
     back.close()
     blue.close()
+
+
+def test_after_a_restart_nobody_is_claimed_against_for_the_outage(server: ServerProcess) -> None:
+    created = create_page(server, preset="quick", mode="live")
+    page_id, seats = created["id"], created["seats"]
+    for version, action in enumerate(({"type": "quick_setup"}, {"type": "ready"})):
+        assert act(server, page_id, seats["blue"], action, version).status_code == 200
+    server.stop()
+    stopped_at = time.time()
+    time.sleep(GRACE_S + 0.5)  # down for longer than the grace, red's move all along
+    restarted = server.another()
+    try:
+        blue = LiveSocket(restarted, page_id, seats["blue"])
+        claim_at = claim_at_heard(blue)
+        # Counted from when the server came back, not from red's turn before the outage.
+        assert claim_at is not None and claim_at >= stopped_at + GRACE_S + 0.5 + GRACE_S
+        refused = act(restarted, page_id, seats["blue"], {"type": "claim"}, 2, move_id="now")
+        assert refused.status_code == 422 and refused.json()["error"]["reason"] == "claim_not_due"
+        blue.close()
+    finally:
+        restarted.stop()

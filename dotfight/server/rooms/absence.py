@@ -18,6 +18,7 @@ socket), so counting from its own last move only ever gives it more time.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from dotfight.server.broadcast import SIDES, departed
 from dotfight.server.people.absence import absent_since, claim_at
 from dotfight.server.people.clock import iso_utc
 from dotfight.server.rooms.connection import PresenceKey, compact_json
+
+# Pages without a room here whose last move this process heard, kept (the oldest forgotten first).
+MOVES_KEPT = 100_000
 
 
 def side_to_act(state: State) -> Side | None:
@@ -112,6 +116,37 @@ class RoomAbsence:
                 "claim_at": None if at is None else iso_utc(at),
             }
         )
+
+
+class RecentMoves:
+    """When pages without a room here last moved, as this process heard it (its own commits, the
+    others' NOTIFYs, a room's last word when it goes), so a live page's new room seldom reads the store:
+    only for a page this process has not heard move since it started, or has forgotten (bounded).
+
+    >>> moves = RecentMoves(kept=2)
+    >>> moves.record("a", 1.0); moves.record("b", 2.0); moves.record("c", 3.0)
+    >>> moves.known("a"), moves.take("c"), moves.known("c")
+    (None, 3.0, None)
+    """
+
+    def __init__(self, kept: int = MOVES_KEPT) -> None:
+        self._kept = kept
+        self._at: OrderedDict[str, float] = OrderedDict()
+
+    def record(self, page_id: str, at: float) -> None:
+        """The page moved at `at` (the newest is kept last, the oldest forgotten beyond the bound)."""
+        self._at.pop(page_id, None)
+        self._at[page_id] = at
+        if len(self._at) > self._kept:
+            self._at.popitem(last=False)
+
+    def known(self, page_id: str) -> float | None:
+        """Returns when the page last moved as heard here (None: not known)."""
+        return self._at.get(page_id)
+
+    def take(self, page_id: str) -> float | None:
+        """Returns and forgets when the page last moved (its room keeps it from now on)."""
+        return self._at.pop(page_id, None)
 
 
 def seeded_departures(departures: Mapping[str, float], started_at: float) -> dict[str, float]:

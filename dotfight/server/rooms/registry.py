@@ -17,7 +17,14 @@ from dotfight.server.broadcast import Broadcast
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
 from dotfight.server.people.absence import DEFAULT_GRACE_S
-from dotfight.server.rooms.absence import AbsenceFacts, RoomAbsence, held, seeded_departures, side_to_act
+from dotfight.server.rooms.absence import (
+    AbsenceFacts,
+    RecentMoves,
+    RoomAbsence,
+    held,
+    seeded_departures,
+    side_to_act,
+)
 from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey
 from dotfight.server.rooms.room import Room
 from dotfight.store.records import PageMoved
@@ -60,6 +67,7 @@ class Rooms:
         self._presence_delay = presence_delay
         self._presence_reads: set[asyncio.Task[None]] = set()
         self._moves = moves
+        self._recent_moves = RecentMoves()
         self.absence_grace_s = absence_grace_s
         self.now = now
         self.started_at = now()
@@ -112,16 +120,18 @@ class Rooms:
         when the page last moved and when each seat last left, so the first presence carries claim_at."""
         if room.version is not None or room.absence is not None or page.meta.mode != "live":
             return
-        moved_at = self.now()
+        page_id = page.meta.id
+        heard = self._recent_moves.take(page_id)
+        moved_at = self.now() if heard is None else heard
         departures: dict[str, float] = {}
-        if not page.over and self._moves is not None:
+        if not page.over:
             try:
-                moved = await self._moves.last_moved(page.meta.id)
-                departures = await self._broadcast.departures(page.meta.id)
+                departures = await self._broadcast.departures(page_id)
+                if heard is None and self._moves is not None:  # not heard move since this process began
+                    moved = await self._moves.last_moved(page_id)
+                    moved_at = moved_at if moved is None else moved.moved_at.timestamp()
             except Exception:  # counted from now: later, never earlier, than it should
-                logger.warning("page %s: could not read its absence", page.meta.id, exc_info=True)
-            else:
-                moved_at = self.now() if moved is None else moved.moved_at.timestamp()
+                logger.warning("page %s: could not read its absence", page_id, exc_info=True)
         left_at = seeded_departures(departures, self.started_at)
         room.absence = RoomAbsence(page.state, moved_at, left_at, self.absence_grace_s, self.now)
 
@@ -133,6 +143,7 @@ class Rooms:
         if actor is None:
             return None
         stored_move = self.now() if moved is None else moved.moved_at.timestamp()
+        stored_move = max(stored_move, self._recent_moves.known(page.meta.id) or stored_move)
         room = self._rooms.get(page.meta.id)
         absence = None if room is None or room.version is None else room.absence
         if room is not None and absence is not None:
@@ -166,6 +177,8 @@ class Rooms:
         if room.empty and self._rooms.get(room.page_id) is room:
             del self._rooms[room.page_id]
             room.close()
+            if room.absence is not None:  # its next room starts from what this one heard
+                self._recent_moves.record(room.page_id, room.absence.moved_at)
 
     def page_full(self, page_id: str, connection: Connection) -> bool:
         """Tells whether a connection not yet on the page would go over the page's cap."""
@@ -180,12 +193,16 @@ class Rooms:
         if room is not None:
             room.saw(page)
             room.committed(applied)
+        elif page.meta.mode == "live":
+            self._recent_moves.record(page.meta.id, self.now())
 
     def announced(self, page_id: str, version: int) -> None:
         """A broadcast subscriber: some process committed `version` of a page."""
         room = self._rooms.get(page_id)
         if room is not None:
             room.announced(version)
+        else:  # another process's commit (of any mode: the notice does not say)
+            self._recent_moves.record(page_id, self.now())
 
     def set_remote_presence(self, page_id: str, seats: PresenceKey) -> None:
         """A broadcast subscriber: the seats other processes hold on a page changed."""
