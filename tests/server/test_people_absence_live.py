@@ -149,3 +149,20 @@ def test_after_a_restart_nobody_is_claimed_against_for_the_outage(server: Server
         blue.close()
     finally:
         restarted.stop()
+
+
+def test_a_claim_against_dawood_bot_is_refused_and_changes_nothing(server: ServerProcess) -> None:
+    created = create_page(server, preset="quick", mode="bot", bot={"side": "red", "strength": "beginner"})
+    page_id, blue = created["id"], created["seats"]["blue"]
+    for version, action in enumerate(({"type": "quick_setup"}, {"type": "ready"})):
+        assert act(server, page_id, blue, action, version).status_code == 200
+    time.sleep(GRACE_S + 0.2)
+    version = snapshot(server, page_id)["version"]
+    refused = act(server, page_id, blue, {"type": "claim"}, version, move_id="bot")
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"] == {
+        "code": "illegal_action",
+        "message": "claim: only a seat of a live page may claim the win",
+        "reason": "claim_not_live",
+    }
+    assert snapshot(server, page_id)["phase"] != "over"
