@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from alembic.config import Config
+from sqlalchemy import inspect
 
+from alembic import command
+from dotfight.store.database import make_engine
+from dotfight.store.migrations import DEFAULT_SCRIPT_LOCATION, upgrade_to_head
 from tests.server.test_people_absence_live import (
     ABSENCE_ENV,
     GRACE_S,
@@ -75,3 +80,18 @@ def test_a_killed_process_seats_are_recorded_as_departed(
     assert won.status_code == 200, won.text
     assert {"type": "game_over", "winner": "blue", "reason": "abandoned"} in won.json()["events"]
     blue.close()
+
+
+def test_migration_0008_adds_the_departures_and_takes_them_back(postgres_url: str) -> None:
+    engine = make_engine(postgres_url)
+    try:
+        upgrade_to_head(engine)
+        assert "dotfight_departures" in inspect(engine).get_table_names()
+        config = Config()
+        config.set_main_option("script_location", str(DEFAULT_SCRIPT_LOCATION))
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0007_clocks_rematches_phrases")
+        assert "dotfight_departures" not in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
