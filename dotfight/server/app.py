@@ -107,6 +107,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_per_page=settings.ws_max_sockets_per_page,
             max_per_address=settings.ws_max_sockets_per_address,
             presence_delay=settings.ws_presence_delay,
+            moves=store.views,
+            absence_grace_s=settings.live_absence_grace_s,
         )
         await broadcast.start()
         authority.add_listener(rooms.committed)  # before the bot: people hear a move before its answer

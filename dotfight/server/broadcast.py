@@ -19,6 +19,13 @@ Presence crosses processes the same way: each process keeps one row per page whe
 own (`dotfight_processes`) every `heartbeat_s`, and NOTIFYs `dotfight_presence` with the page id. A peer
 whose heartbeat is older than `ttl_s` is dead: whichever process notices first deletes its rows and
 NOTIFYs their pages, so a killed process's seats are seen leaving within `ttl_s + heartbeat_s`.
+
+Departures too (issue 19, absence): when a process's seat on a page goes (its last socket there closed,
+the process closed, or it was found dead), the moment is kept per page and side (`departures`), so a
+claim decided on any process, or a room made after the seat left, counts the absence grace from it. On
+PostgreSQL they are rows of `dotfight_departures` (migration 0008), written before the presence NOTIFY
+that tells of the leaving; in one process they are kept in memory (a restart forgets them, and the room
+then counts from the server's start: nobody is claimed against for an outage).
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from sqlalchemy import Engine, event, text
@@ -45,6 +54,19 @@ PresenceCallback = Callable[[str, tuple[bool, bool]], None]
 ReconnectCallback = Callable[[], Awaitable[None]]
 
 NO_ONE = (False, False)
+SIDES = ("blue", "red")
+# Departures one process keeps in memory (page, side), the oldest forgotten first: a claim against a
+# seat whose departure was forgotten counts from the turn passing to it, or the server's start.
+DEPARTURES_KEPT = 100_000
+
+
+def departed(before: tuple[bool, bool], after: tuple[bool, bool]) -> list[str]:
+    """Returns the seats held `before` and not `after` (the ones that just left).
+
+    >>> departed((True, True), (False, True)), departed((False, True), (True, True))
+    (['blue'], [])
+    """
+    return [side for side, was, now in zip(SIDES, before, after, strict=True) if was and not now]
 
 
 def parse_payload(payload: str) -> tuple[str, int] | None:
@@ -81,6 +103,11 @@ class Broadcast(Protocol):
         """Returns which seats the other (living) processes hold on a page."""
         ...
 
+    async def departures(self, page_id: str) -> dict[str, float]:
+        """Returns when each seat of a page last left it, on any process (seconds since the epoch), for
+        the seats whose departure is known."""
+        ...
+
     async def start(self) -> None:
         """Starts listening."""
 
@@ -94,6 +121,11 @@ class LocalBroadcast:
 
     other_processes = False
 
+    def __init__(self, now: Callable[[], float] = time.time) -> None:
+        self.now = now  # the clock departures are stamped with
+        self._shared: dict[str, tuple[bool, bool]] = {}
+        self._departures: OrderedDict[tuple[str, str], float] = OrderedDict()
+
     def subscribe(self, callback: CommitCallback) -> None:
         """No other process commits: never called."""
 
@@ -104,11 +136,25 @@ class LocalBroadcast:
         """No other process: never called."""
 
     def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
-        """No other process to tell."""
+        """No other process to tell; the seats that left are kept as departures (in memory, bounded)."""
+        before = self._shared.pop(page_id, NO_ONE)
+        if seats != NO_ONE:
+            self._shared[page_id] = seats
+        for side in departed(before, seats):
+            key = (page_id, side)
+            self._departures.pop(key, None)
+            self._departures[key] = self.now()
+            if len(self._departures) > DEPARTURES_KEPT:
+                self._departures.popitem(last=False)
 
     async def remote_presence(self, page_id: str) -> tuple[bool, bool]:
         """No other process: nobody."""
         return NO_ONE
+
+    async def departures(self, page_id: str) -> dict[str, float]:
+        """Returns the departures this process saw on a page (since it started)."""
+        known = ((side, self._departures.get((page_id, side))) for side in SIDES)
+        return {side: at for side, at in known if at is not None}
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -146,6 +192,21 @@ def _send_notifies(session: Session) -> None:
         )
 
 
+# A departure kept per page and side is the latest one written (two processes may write at once).
+KEEP_LATEST_DEPARTURE = (
+    "ON CONFLICT (page_id, side) DO UPDATE "
+    "SET left_at = GREATEST(dotfight_departures.left_at, excluded.left_at)"
+)
+# A CTE after `gone` (deleted presence rows: page_id, blue, red): their seats' departures, at the moment
+# bound to its one parameter (DISTINCT: two dead processes may have held one seat of one page).
+RECORD_GONE_SEATS = (
+    "departed AS (INSERT INTO dotfight_departures (page_id, side, left_at) "
+    "SELECT DISTINCT gone.page_id, seat.side, to_timestamp(%s) FROM gone "
+    "CROSS JOIN LATERAL (VALUES ('blue', gone.blue), ('red', gone.red)) AS seat(side, held) "
+    f"WHERE seat.held {KEEP_LATEST_DEPARTURE})"
+)
+
+
 class PostgresBroadcast:
     """LISTEN/NOTIFY on PostgreSQL: one LISTEN connection and one for presence writes, both async.
 
@@ -161,7 +222,9 @@ class PostgresBroadcast:
         heartbeat_s: float = 1.0,
         ttl_s: float = 3.0,
         reconnect_max_s: float = 2.0,
+        now: Callable[[], float] = time.time,
     ) -> None:
+        self._now = now
         args, params = database.dialect.create_connect_args(database.url)
         self._connect_args: tuple[Any, ...] = tuple(args)
         self._connect_params: dict[str, Any] = dict(params)
@@ -213,9 +276,10 @@ class PostgresBroadcast:
                 await task
         with contextlib.suppress(Exception):
             await self._execute(
-                "WITH gone AS (DELETE FROM dotfight_presence WHERE process_id = %s RETURNING page_id) "
+                "WITH gone AS (DELETE FROM dotfight_presence WHERE process_id = %s "
+                f"RETURNING page_id, blue, red), {RECORD_GONE_SEATS} "
                 "SELECT pg_notify(%s, page_id) FROM gone",
-                (self.process_id, PRESENCE_CHANNEL),
+                (self.process_id, self._now(), PRESENCE_CHANNEL),
             )
             await self._execute("DELETE FROM dotfight_processes WHERE process_id = %s", (self.process_id,))
         if self._writer is not None:
@@ -303,17 +367,29 @@ class PostgresBroadcast:
     # -- presence
 
     def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
-        """Writes (or deletes) this process's presence row of a page and NOTIFYs the page, off the
-        caller's path; called only when this process's presence on the page changes."""
-        if self._shared.get(page_id, NO_ONE) == seats:
+        """Writes (or deletes) this process's presence row of a page, and the departures of the seats
+        that left, and NOTIFYs the page, off the caller's path; called only when this process's presence
+        on the page changes."""
+        before = self._shared.get(page_id, NO_ONE)
+        if before == seats:
             return
         if seats == NO_ONE:
             self._shared.pop(page_id, None)
         else:
             self._shared[page_id] = seats
-        self._spawn(self._write_presence(page_id, seats))
+        self._spawn(self._write_presence(page_id, seats, departed(before, seats), self._now()))
 
-    async def _write_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
+    async def _write_presence(
+        self, page_id: str, seats: tuple[bool, bool], gone: Sequence[str] = (), at: float = 0.0
+    ) -> None:
+        if gone:
+            # Before the NOTIFY: a peer that hears of the leaving reads when it was.
+            await self._execute(
+                "INSERT INTO dotfight_departures (page_id, side, left_at) "
+                "SELECT %s, side, to_timestamp(%s) FROM unnest(CAST(%s AS text[])) AS gone(side) "
+                f"{KEEP_LATEST_DEPARTURE}",
+                (page_id, at, list(gone)),
+            )
         if seats == NO_ONE:
             statement = "DELETE FROM dotfight_presence WHERE process_id = %s AND page_id = %s"
             params: tuple[Any, ...] = (self.process_id, page_id)
@@ -338,6 +414,14 @@ class PostgresBroadcast:
         blue, red = rows[0] if rows else NO_ONE
         return bool(blue), bool(red)
 
+    async def departures(self, page_id: str) -> dict[str, float]:
+        """Reads when each seat of a page last left it (`dotfight_departures`)."""
+        rows = await self._execute(
+            "SELECT side, extract(epoch FROM left_at) FROM dotfight_departures WHERE page_id = %s",
+            (page_id,),
+        )
+        return {str(side): float(at) for side, at in rows if side in SIDES}
+
     async def _refresh_presence(self, page_id: str) -> None:
         seats = await self.remote_presence(page_id)
         for callback in self._presence_callbacks:
@@ -359,9 +443,9 @@ class PostgresBroadcast:
             "WITH dead AS (DELETE FROM dotfight_processes "
             "WHERE seen_at < clock_timestamp() - make_interval(secs => %s) RETURNING process_id), "
             "gone AS (DELETE FROM dotfight_presence WHERE process_id IN (SELECT process_id FROM dead) "
-            "RETURNING page_id) "
+            f"RETURNING page_id, blue, red), {RECORD_GONE_SEATS} "
             "SELECT pg_notify(%s, page_id) FROM (SELECT DISTINCT page_id FROM gone) pages",
-            (self._ttl_s, PRESENCE_CHANNEL),
+            (self._ttl_s, self._now(), PRESENCE_CHANNEL),
         )
 
     async def _beat_forever(self) -> None:

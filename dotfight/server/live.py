@@ -162,6 +162,7 @@ class PageSocket:
             async with rooms.entering(self._page_id) as room:
                 remote = await rooms.remote_seats(room)
                 page = await authority.page(self._page_id)
+                await rooms.read_absence(room, page)  # a live page's first presence carries claim_at
                 if rooms.page_full(self._page_id, connection):
                     raise ApiError("too_many_sockets", f"this page has {rooms.max_per_page} sockets open")
                 # The page's sockets here first hear what was committed up to this version.
@@ -203,7 +204,9 @@ class PageSocket:
             address = client_key(self._connection.websocket)
             self._services.actions.spend(self._page_id, self._seat.label, address)
             if is_claim(message.action):
-                applied = await answer_claim(self._page_id, self._seat, message.move_id)
+                applied = await answer_claim(
+                    self._services, self._page_id, self._seat, message.version, message.move_id
+                )
             else:
                 applied = await self._services.authority.act(
                     self._page_id, self._seat, message.action, message.version, message.move_id

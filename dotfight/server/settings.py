@@ -138,6 +138,10 @@ class Settings(BaseSettings):
     # over it, 429 `rate_limited`. Tests whose clients share one address lift it.
     pictures_per_address_per_second: float = Field(default=2.0, gt=0)
     picture_burst: int = Field(default=20, gt=0)
+    # --- Pages between two people (issue 19). Seconds the side to act of a live page must have been
+    # without a socket on it (counted from the later of the turn passing to it and its last socket
+    # closing) before the other side may claim the win (`claim`, which writes `abandon`).
+    live_absence_grace_s: float = Field(default=60.0, ge=1.0, le=3600.0)
 
 
 class PushSettings(BaseSettings):

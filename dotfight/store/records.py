@@ -71,6 +71,15 @@ class Deadline:
 
 
 @dataclass(frozen=True)
+class PageMoved:
+    """When a page last moved (its last action's commit, or its creation: `updated_at`), and its stored
+    clock state (None: no clock) — what a claim against an absent side is decided on with presence."""
+
+    moved_at: datetime
+    clock_state: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """What the page row says after an action: its version and summary, and every so many versions
     (and at the end) the engine's private state (`State.to_json()`), so a page loads without a replay."""

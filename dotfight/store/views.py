@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from dotfight.store import leases, repository
@@ -27,8 +27,9 @@ from dotfight.store.database import (
     is_database_trouble,
     store_unavailable,
 )
-from dotfight.store.models import utc_now
-from dotfight.store.records import iso_utc, iso_utc_z
+from dotfight.store.models import PageRow, utc_now
+from dotfight.store.people import as_utc
+from dotfight.store.records import PageMoved, iso_utc, iso_utc_z
 
 T = TypeVar("T")
 
@@ -120,6 +121,16 @@ class DatabaseViews:
         with self._sessions() as session:
             rows = leases.unleased_bot_pages(session, utc_now())
         return [page_id for page_id, bot, side_to_act in rows if bot.get("side") == side_to_act]
+
+    async def last_moved(self, page_id: str) -> PageMoved | None:
+        """Returns when a page last moved and its stored clock state (None: no such page)."""
+        return await self._in_thread(self._read_last_moved, page_id)
+
+    def _read_last_moved(self, page_id: str) -> PageMoved | None:
+        query = select(PageRow.updated_at, PageRow.clock_state).where(PageRow.id == page_id)
+        with self._sessions() as session:
+            row = session.execute(query).first()
+        return None if row is None else PageMoved(as_utc(row.updated_at), row.clock_state)
 
     async def summaries(self, page_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Returns short summaries of the pages named (unknown ids skipped)."""

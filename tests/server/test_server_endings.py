@@ -1,6 +1,7 @@
 """`time_out` and `abandon` are the server's to write, never a client's (bad_request, nothing changes),
-over HTTP and over the page socket; `claim` is a client action that never reaches the engine and, until
-claims are wired, is answered as not due (illegal_action)."""
+over HTTP and over the page socket; `claim` is a client action that never reaches the engine and, while
+the other side is here, is answered as not due (illegal_action; the claim once due:
+test_people_absence_claims.py)."""
 
 from __future__ import annotations
 

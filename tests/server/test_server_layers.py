@@ -101,6 +101,7 @@ def loaded_modules(*modules: str) -> list[str]:
 
 def test_the_authority_imports_no_room_and_the_rooms_nothing_above_them() -> None:
     assert ROOM_MODULES == [
+        "dotfight.server.rooms.absence",
         "dotfight.server.rooms.connection",
         "dotfight.server.rooms.registry",
         "dotfight.server.rooms.room",

@@ -111,18 +111,39 @@ async def test_a_quick_page_played_over_websockets_with_a_watcher(live_server: S
 async def test_presence_follows_the_seats_that_are_connected(live_server: ServerProcess) -> None:
     created = create_page(live_server)
     page_id, tokens = created["id"], created["seats"]
+    # A live page's presence carries claim_at: null while blue, the side to act, is here.
     async with socket(live_server, page_id) as blue:
         await blue.hello(tokens["blue"], 0)
-        assert await blue.receive_presence() == {"type": "presence", "blue": True, "red": False}
+        assert await blue.receive_presence() == {
+            "type": "presence",
+            "blue": True,
+            "red": False,
+            "claim_at": None,
+        }
         async with socket(live_server, page_id) as red:
             await red.hello(tokens["red"], 0)
-            assert await blue.receive_presence() == {"type": "presence", "blue": True, "red": True}
+            assert await blue.receive_presence() == {
+                "type": "presence",
+                "blue": True,
+                "red": True,
+                "claim_at": None,
+            }
             async with socket(live_server, page_id) as watcher:
                 await watcher.hello(None, 0)
-                assert await watcher.receive_presence() == {"type": "presence", "blue": True, "red": True}
+                assert await watcher.receive_presence() == {
+                    "type": "presence",
+                    "blue": True,
+                    "red": True,
+                    "claim_at": None,
+                }
         # Red's socket closed: blue hears it (after the watcher's own comings and goings).
-        while (update := await blue.receive_presence()) != {"type": "presence", "blue": True, "red": False}:
-            assert update == {"type": "presence", "blue": True, "red": True}
+        while (update := await blue.receive_presence()) != {
+            "type": "presence",
+            "blue": True,
+            "red": False,
+            "claim_at": None,
+        }:
+            assert update == {"type": "presence", "blue": True, "red": True, "claim_at": None}
 
 
 async def test_a_dropped_client_resumes_from_its_version(live_server: ServerProcess) -> None:

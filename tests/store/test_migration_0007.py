@@ -63,7 +63,7 @@ def test_a_database_at_the_previous_head_upgrades_in_place(engine: Engine) -> No
             {"state": '{"version": 0}'},
         )
     upgrade_to_head(engine)
-    assert revision_of(engine).startswith("0007")
+    assert revision_of(engine)[:4] >= "0007"  # the head, or a later migration's
     tables = set(inspect(engine).get_table_names())
     assert {"rematches", "phrases", "server_beats"} <= tables
     assert "ix_pages_deadline" in {index["name"] for index in inspect(engine).get_indexes("pages")}

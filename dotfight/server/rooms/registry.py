@@ -8,22 +8,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 from dotfight.server.broadcast import Broadcast
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
+from dotfight.server.people.absence import DEFAULT_GRACE_S
+from dotfight.server.rooms.absence import (
+    AbsenceFacts,
+    RecentMoves,
+    RoomAbsence,
+    held,
+    seeded_departures,
+    side_to_act,
+)
 from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey
 from dotfight.server.rooms.room import Room
+from dotfight.store.records import PageMoved
 
 logger = logging.getLogger(__name__)
 
 
+class PageMoves(Protocol):
+    """Where a live page's last move is read (the store's views)."""
+
+    async def last_moved(self, page_id: str) -> PageMoved | None:
+        """Returns when a page last moved and its stored clock state (None: no such page)."""
+        ...
+
+
 class Rooms:
     """The rooms by page id. `max_per_page` and `max_per_address` cap sockets (per process);
-    `presence_delay` is how long presence changes are gathered before one broadcast."""
+    `presence_delay` is how long presence changes are gathered before one broadcast. A live page's
+    room keeps its absence (`rooms/absence.py`): `moves` is where a new room reads when the page last
+    moved, `absence_grace_s` the grace before a claim, `now` the clock (`started_at`: when it began)."""
 
     def __init__(
         self,
@@ -32,6 +53,10 @@ class Rooms:
         max_per_page: int = 500,
         max_per_address: int = 500,
         presence_delay: float = 0.05,
+        *,
+        moves: PageMoves | None = None,
+        absence_grace_s: float = DEFAULT_GRACE_S,
+        now: Callable[[], float] = time.time,
     ) -> None:
         self._authority = authority
         self._broadcast = broadcast
@@ -41,6 +66,11 @@ class Rooms:
         self.max_per_address = max_per_address
         self._presence_delay = presence_delay
         self._presence_reads: set[asyncio.Task[None]] = set()
+        self._moves = moves
+        self._recent_moves = RecentMoves()
+        self.absence_grace_s = absence_grace_s
+        self.now = now
+        self.started_at = now()
         broadcast.subscribe(self.announced)
         broadcast.on_reconnect(self.catch_up_all)
         broadcast.subscribe_presence(self.set_remote_presence)
@@ -85,6 +115,45 @@ class Rooms:
             return NOBODY  # a room with sockets keeps them up to date itself; one process: nobody else
         return await self._broadcast.remote_presence(room.page_id)
 
+    async def read_absence(self, room: Room, page: LoadedPage) -> None:
+        """Gives a live page's room its absence before its first socket joins (call inside `entering`):
+        when the page last moved and when each seat last left, so the first presence carries claim_at."""
+        if room.version is not None or room.absence is not None or page.meta.mode != "live":
+            return
+        page_id = page.meta.id
+        heard = self._recent_moves.take(page_id)
+        moved_at = self.now() if heard is None else heard
+        departures: dict[str, float] = {}
+        if not page.over:
+            try:
+                departures = await self._broadcast.departures(page_id)
+                if heard is None and self._moves is not None:  # not heard move since this process began
+                    moved = await self._moves.last_moved(page_id)
+                    moved_at = moved_at if moved is None else moved.moved_at.timestamp()
+            except Exception:  # counted from now: later, never earlier, than it should
+                logger.warning("page %s: could not read its absence", page_id, exc_info=True)
+        left_at = seeded_departures(departures, self.started_at)
+        room.absence = RoomAbsence(page.state, moved_at, left_at, self.absence_grace_s, self.now)
+
+    async def absence_facts(self, page: LoadedPage, moved: PageMoved | None) -> AbsenceFacts | None:
+        """Returns what a claim against the side to act of a live page is decided on (None: over): from
+        the page's room here when it has one (what its sockets were told), else from the broadcast
+        (presence and departures across processes) and `moved` (the page's last move as stored)."""
+        actor = side_to_act(page.state)
+        if actor is None:
+            return None
+        stored_move = self.now() if moved is None else moved.moved_at.timestamp()
+        stored_move = max(stored_move, self._recent_moves.known(page.meta.id) or stored_move)
+        room = self._rooms.get(page.meta.id)
+        absence = None if room is None or room.version is None else room.absence
+        if room is not None and absence is not None:
+            # The stored move may be newer than what the room heard (another process's, on its way).
+            moved_at = max(absence.moved_at, stored_move)
+            return AbsenceFacts(held(room.presence(), actor), moved_at, absence.left_at.get(actor))
+        present = held(await self._broadcast.remote_presence(page.meta.id), actor)
+        left_at = seeded_departures(await self._broadcast.departures(page.meta.id), self.started_at)
+        return AbsenceFacts(present, stored_move, left_at[actor])
+
     def join(self, room: Room, connection: Connection, page: LoadedPage, remote: PresenceKey) -> None:
         """Joins a connection to its room at `page`'s version (call inside `entering`)."""
         first = room.version is None
@@ -108,6 +177,8 @@ class Rooms:
         if room.empty and self._rooms.get(room.page_id) is room:
             del self._rooms[room.page_id]
             room.close()
+            if room.absence is not None:  # its next room starts from what this one heard
+                self._recent_moves.record(room.page_id, room.absence.moved_at)
 
     def page_full(self, page_id: str, connection: Connection) -> bool:
         """Tells whether a connection not yet on the page would go over the page's cap."""
@@ -120,13 +191,18 @@ class Rooms:
         """An authority listener: an action committed by this process (called under the page's lock)."""
         room = self._rooms.get(page.meta.id)
         if room is not None:
+            room.saw(page)
             room.committed(applied)
+        elif page.meta.mode == "live":
+            self._recent_moves.record(page.meta.id, self.now())
 
     def announced(self, page_id: str, version: int) -> None:
         """A broadcast subscriber: some process committed `version` of a page."""
         room = self._rooms.get(page_id)
         if room is not None:
             room.announced(version)
+        else:  # another process's commit (of any mode: the notice does not say)
+            self._recent_moves.record(page_id, self.now())
 
     def set_remote_presence(self, page_id: str, seats: PresenceKey) -> None:
         """A broadcast subscriber: the seats other processes hold on a page changed."""

@@ -32,6 +32,7 @@ from typing import Any
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
 from dotfight.server.pages.errors import PageError
+from dotfight.server.rooms.absence import RoomAbsence
 from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, events_message, presence_message
 from dotfight.store.records import StoreUnavailable
 
@@ -66,6 +67,7 @@ class Room:
         "_share",
         "_task",
         "_waiting",
+        "absence",
         "always_present",
         "closed",
         "connections",
@@ -109,12 +111,27 @@ class Room:
         self._announced = 0
         self._must_read = False
         self.closed = False
+        # A live page's absence (its claim_at rides on the presence message); None for other modes.
+        self.absence: RoomAbsence | None = None
 
     # -- what the page waits for
 
     def changed(self) -> None:
         """Called after the heard version or the presence moved: the place for what the page is waiting
-        for (issue 19's clock, absence timer, rematch offer and phrases). Nothing yet."""
+        for (issue 19's clock, absence timer, rematch offer and phrases)."""
+        if self.absence is not None and self.absence.moved_on(self.presence()):
+            self._presence_may_have_changed()  # claim_at moved: told with the presence
+
+    def saw(self, page: LoadedPage) -> None:
+        """A state of the page was heard (committed here, or read from the log): what waits on it learns."""
+        if self.absence is not None:
+            self.absence.saw(page.state)
+
+    def _presence_text(self, presence: PresenceKey) -> str:
+        """The presence message (a live page's carries its claim_at)."""
+        if self.absence is None:
+            return presence_message(presence)
+        return self.absence.message(presence)
 
     # -- holding the room
 
@@ -162,6 +179,8 @@ class Room:
             self.always_present = always_present
             self.remote = remote
             self.sent = self.presence()
+            if self.absence is not None:
+                self.absence.told = self.absence.claim_at(self.sent)
         elif self.version != version:
             message = f"page {self.page_id}: joining at version {version}, its sockets at {self.version}"
             raise RuntimeError(message)
@@ -171,7 +190,7 @@ class Room:
         self.connections[connection] = connection.seat
         if connection.seat is not None:
             self.seats[connection.seat] += 1
-        connection.send(presence_message(self.presence()))
+        connection.send(self._presence_text(self.presence()))
         self._presence_may_have_changed()
 
     def leave(self, connection: Connection) -> None:
@@ -202,7 +221,8 @@ class Room:
         self._presence_may_have_changed()
 
     def _presence_may_have_changed(self) -> None:
-        changed = self.presence() != self.sent
+        presence = self.presence()
+        changed = presence != self.sent or (self.absence is not None and self.absence.moved_on(presence))
         shared = self.local() != self.shared
         if self._flush is None and (changed or shared):
             self._flush = asyncio.get_running_loop().call_later(self._delay, self._flush_presence)
@@ -216,9 +236,16 @@ class Room:
             self.shared = local
             self._share(self.page_id, local)
         presence = self.presence()
-        if presence != self.sent:
+        moved = presence != self.sent
+        absence = self.absence
+        if moved and absence is not None:
+            absence.saw_presence(self.sent, presence)
+        if moved or (absence is not None and absence.moved_on(presence)):
             self.sent = presence
-            self.broadcast(presence_message(presence))
+            if absence is not None:
+                absence.told = absence.claim_at(presence)
+            self.broadcast(self._presence_text(presence))
+        if moved:
             self.changed()
 
     def broadcast(self, text: str) -> None:
@@ -276,6 +303,7 @@ class Room:
         heard = self.version
         if heard is None:
             return
+        self.saw(page)
         for offset, events in enumerate(batches[: max(0, page.state.version - heard)]):
             applied = Applied.sent(page.state, heard + 1 + offset, events)
             self._deliver_next(applied.version, events_message(applied.version, applied.events))

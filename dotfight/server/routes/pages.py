@@ -144,7 +144,7 @@ async def page_action(
     seat = await services.authority.seat(page_id, token)
     services.actions.spend(page_id, seat.label, client_key(request))
     if is_claim(body.action):
-        applied = await answer_claim(page_id, seat, body.move_id)
+        applied = await answer_claim(services, page_id, seat, body.version, body.move_id)
     else:
         applied = await services.authority.act(page_id, seat, body.action, body.version, body.move_id)
     return ActionResult(version=applied.version, events=applied.events)
