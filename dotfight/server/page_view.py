@@ -64,7 +64,26 @@ class LoadedPage:
         bot = self.meta.bot
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
         snapshot["options"] = turn_options(self.state)
+        snapshot["setup_marks"] = setup_marks(self.state)
         return snapshot
+
+
+def setup_marks(state: State) -> dict[str, Any]:
+    """The marks a browser draws for setup, so that it works out no rule: `half_y`, the line between
+    the halves (blue draws its bases below it, red above), and each side's `zones`, its rings enlarged
+    by `outside_margin`, where its soldiers may be arranged (RULES.md §2).
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> marks = setup_marks(page)
+    >>> marks["half_y"], len(marks["zones"]["blue"]), marks["zones"]["blue"][0]["r"] - page.bases[0].r
+    (700.0, 3, 20.0)
+    """
+    rules = state.rules
+    zones: dict[str, list[dict[str, float]]] = {"blue": [], "red": []}
+    for base in state.bases:
+        zones[base.side].append({"x": base.x, "y": base.y, "r": base.r + rules.outside_margin})
+    return {"half_y": rules.half_y, "zones": zones}
 
 
 def events_on_the_wire(

@@ -68,9 +68,10 @@ export class KeyPlay {
     let fresh = false;
     if (!this.draft) {
       if (!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "+", "=", "-", "n", "Enter", " "].includes(k)) return false;
-      // A first circle in the middle of the side's own half (blue's is the bottom half of the page).
-      const h = rules.page_height / 2;
-      this.draft = { x: rules.page_width / 2, y: side === "blue" ? h * 1.5 : h * 0.5, r: (rules.base_radius_min + rules.base_radius_max) / 2 };
+      // A first circle in the middle of the side's own half (blue's is below the server's half line).
+      const marks = this.r.model.setupMarks;
+      const h = marks ? marks.half_y : rules.page_height / 2;
+      this.draft = { x: rules.page_width / 2, y: side === "blue" ? (h + rules.page_height) / 2 : h / 2, r: (rules.base_radius_min + rules.base_radius_max) / 2 };
       fresh = true;
     }
     if (k === "Escape") {

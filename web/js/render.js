@@ -423,21 +423,22 @@ function drawClearings(ctx, points, r) {
   ctx.restore();
 }
 
-function drawHalf(ctx, r, side) {
+function drawHalf(ctx, r, { side, y: h }) {
   // The drawing side's own half stays clean paper (a tint read as "not allowed"); the other half is
-  // lightly hatched in pencil grey, and the middle line is dashed in the side's ink.
-  const h = r.page_height / 2;
+  // lightly hatched in pencil grey, and the line between them (the server's `half_y`) is dashed in
+  // the side's ink.
   const y0 = side === "blue" ? 0 : h;
+  const height = side === "blue" ? h : r.page_height - h;
   ctx.save();
   ctx.beginPath();
-  ctx.rect(0, y0, r.page_width, h);
+  ctx.rect(0, y0, r.page_width, height);
   ctx.clip();
   ctx.strokeStyle = "rgba(90, 90, 90, 0.13)";
   ctx.lineWidth = 2;
   ctx.beginPath();
-  for (let x = -h; x < r.page_width; x += 36) {
-    ctx.moveTo(x, y0 + h);
-    ctx.lineTo(x + h, y0);
+  for (let x = -height; x < r.page_width; x += 36) {
+    ctx.moveTo(x, y0 + height);
+    ctx.lineTo(x + height, y0);
   }
   ctx.stroke();
   ctx.restore();
