@@ -162,9 +162,25 @@ def percentile95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def frames(browser: Any, base: str, flicks: int, label: str = "") -> list[float]:
+def print_profile(profile: dict[str, Any], top: int = 18) -> None:
+    """Prints the functions that held the most samples of a CDP CPU profile (self time, ms)."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    self_ms: dict[str, float] = {}
+    for node_id, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        frame = nodes[node_id]["callFrame"]
+        where = frame["url"].rsplit("/", 1)[-1]
+        name = f"{frame['functionName'] or '(anonymous)'} {where}:{frame['lineNumber'] + 1}"
+        self_ms[name] = self_ms.get(name, 0.0) + delta / 1000
+    busy = {k: v for k, v in self_ms.items() if not k.startswith(("(idle)", "(program)"))}
+    total = sum(busy.values()) or 1.0
+    print(f"    profile: {total:.0f} ms of script and rendering work, the top {top} by self time:")
+    for name, ms in sorted(busy.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"      {ms:7.1f} ms  {100 * ms / total:4.1f} %  {name}")
+
+
+def frames(browser: Any, base: str, flicks: int, label: str = "", profile: bool = False) -> list[float]:
     """Times the frames while `flicks` lines are drawn on a page served from `base`; prints the figures
-    and returns the work of every frame."""
+    and returns the work of every frame (`profile`: also the functions a CPU profile found busiest)."""
     with httpx.Client(base_url=base, timeout=10) as http:
         page_id, token = page_ready_to_play(http)
     ctx = browser.new_context(**PHONE)
@@ -173,6 +189,10 @@ def frames(browser: Any, base: str, flicks: int, label: str = "") -> list[float]
     page.goto(f"{base}/p/{page_id}#seat={token}")
     page.wait_for_function("window.dotfight && window.dotfight.state().phase === 'play'")
     cdp = ctx.new_cdp_session(page)
+    if profile:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 100})
+        cdp.send("Profiler.start")
     gaps: list[float] = []
     draws: list[float] = []
     work: list[float] = []
@@ -219,6 +239,7 @@ def frames(browser: Any, base: str, flicks: int, label: str = "") -> list[float]
         draws += rec["draws"]
         work += rec["work"]
         made += 1
+    recorded = cdp.send("Profiler.stop")["profile"] if profile else None
     ctx.close()
     print(f"frames while ink is drawn on a Classic page ({made} full-power flicks){label}:")
     for name, values in (("work per frame", work), ("page redraw", draws), ("frame gap (rAF)", gaps)):
@@ -235,6 +256,8 @@ def frames(browser: Any, base: str, flicks: int, label: str = "") -> list[float]
             f"    {name:16s} median {statistics.median(values):5.2f} ms  p95 {p95:5.2f} ms  "
             f"max {values[-1]:6.2f} ms  over {limit:.0f} ms: {over} of {len(values)}{budget}"
         )
+    if recorded is not None:
+        print_profile(recorded)
     return work
 
 
@@ -269,6 +292,9 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another source tree to time the frames of, interleaved")
     parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds with --against")
     parser.add_argument("--frames-only", action="store_true", help="skip the first loads")
+    parser.add_argument(
+        "--profile", action="store_true", help="print the busiest functions of the frames (CPU profile)"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -299,7 +325,7 @@ def main() -> None:
                     ).json()
                     first_load(browser, relay, f"/p/{created['id']}", args.list)
                 if args.against is None:
-                    frames(browser, base, args.flicks)
+                    frames(browser, base, args.flicks, profile=args.profile)
                 else:
                     bases = {name: server.base_url for name, server in servers.items()}
                     interleaved(browser, bases, args.flicks, args.rounds)

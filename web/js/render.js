@@ -14,6 +14,8 @@ const CLEARING = 1.5;
 const OLDER_INK_ALPHA = 0.5;
 const LAST_TURN_WIDTH = 1.15;
 const PAPER = "#fbf6e9";
+// How much larger the loupe shows what the thumb covers.
+const LOUPE = 2.5;
 const DESK = "#e9e2d0";
 
 export class Renderer {
@@ -132,14 +134,18 @@ export class Renderer {
     return this.rules.page_width / ((this.cssWidth || 1) * this.view.zoom);
   }
 
-  /** Sets the page-to-canvas transform on a context: device pixels, zoom, pan and the half turn. */
-  pageTransform(ctx) {
+  /** The page-to-canvas transform (device pixels, zoom, pan and the half turn) as [a, b, c, d, e, f]. */
+  pageMatrix() {
     const { page_width: w, page_height: h } = this.rules;
     const dpr = this.canvas.width / (this.cssWidth || 1);
     const v = this.view;
     const s = this.scale * v.zoom;
-    if (v.flip) ctx.setTransform(-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h);
-    else ctx.setTransform(s, 0, 0, s, v.panX * dpr, v.panY * dpr);
+    return v.flip ? [-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h] : [s, 0, 0, s, v.panX * dpr, v.panY * dpr];
+  }
+
+  /** Sets the page-to-canvas transform on a context. */
+  pageTransform(ctx) {
+    ctx.setTransform(...this.pageMatrix());
   }
 
   /** Turns the page half a turn (true: red's seat, red at the bottom) or back. */
@@ -274,13 +280,18 @@ export class Renderer {
     }
     this.refreshLayer();
     const ctx = this.ctx;
-    const o = this.overlay;
-    const m = this.model;
-    const r = this.rules;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.layer, 0, 0);
     this.pageTransform(ctx);
+    this.drawMoving(ctx);
+    if (this.overlay.loupe) this.drawLoupe(this.overlay.loupe);
+  }
 
+  /** Draws over the cached layer what changes from frame to frame, in page units on `ctx`'s transform. */
+  drawMoving(ctx) {
+    const o = this.overlay;
+    const m = this.model;
+    const r = this.rules;
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
     if (o.pickBases) drawPickBases(ctx, m, o.pickBases, o.pickedBase);
@@ -315,7 +326,6 @@ export class Renderer {
     if (o.aim) drawAim(ctx, o.aim);
     if (o.sending) drawSending(ctx, o.sending);
     if (o.penTip) drawPenTip(ctx, o.penTip);
-    if (o.loupe) this.drawLoupe(o.loupe);
   }
 
   /** One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer is made. */
@@ -334,7 +344,10 @@ export class Renderer {
 
   /**
    * A magnifier beside the finger showing, 2.5 times larger, what the thumb covers at page point
-   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier.
+   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier. It is
+   * drawn again, magnified (the cached layer, then what moves), not copied from the canvas: a copy of
+   * the canvas onto itself made the frame rasterise and copy its whole bitmap (the costliest frames of
+   * an aim, most of work-per-frame's p95 in benchmarks/web.py).
    */
   drawLoupe(p) {
     const ctx = this.ctx;
@@ -344,7 +357,7 @@ export class Renderer {
     const fx = (c.x - rect.left) * dpr;
     const fy = (c.y - rect.top) * dpr;
     const R = 50 * dpr;
-    const src = R / 2.5;
+    const src = R / LOUPE;
     const sign = this.view.flip ? -1 : 1;
     const dir = p.dir ? { x: p.dir.x * sign, y: p.dir.y * sign } : { x: 0, y: -1 };
     // Across the aim, on the side with more room; kept inside the canvas.
@@ -361,10 +374,17 @@ export class Renderer {
     ctx.arc(cx, cy, R, 0, Math.PI * 2);
     ctx.save();
     ctx.clip();
-    ctx.fillStyle = "#fbf6e9";
+    ctx.fillStyle = PAPER;
     ctx.fillRect(cx - R, cy - R, 2 * R, 2 * R);
-    ctx.drawImage(this.canvas, fx - src, fy - src, 2 * src, 2 * src, cx - R, cy - R, 2 * R, 2 * R);
+    ctx.drawImage(this.layer, fx - src, fy - src, 2 * src, 2 * src, cx - R, cy - R, 2 * R, 2 * R);
+    // The page transform, then 2.5× about the finger's point, moved to the loupe's centre.
+    const [a, b, c2, d, e, f] = this.pageMatrix();
+    ctx.setTransform(LOUPE * a, LOUPE * b, LOUPE * c2, LOUPE * d, cx + LOUPE * (e - fx), cy + LOUPE * (f - fy));
+    this.drawMoving(ctx);
     ctx.restore();
+    // The ring again: the drawing inside took the context's path.
+    ctx.beginPath();
+    ctx.arc(cx, cy, R, 0, Math.PI * 2);
     ctx.lineWidth = 2 * dpr;
     ctx.strokeStyle = "rgba(43, 43, 51, 0.55)";
     ctx.stroke();
