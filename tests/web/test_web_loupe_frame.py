@@ -37,7 +37,7 @@ def test_the_loupe_is_drawn_magnified_not_copied_from_the_canvas(
     # Pulled back a short way: the thumb (and the loupe's centre) is near the soldier, on his dot.
     p.drag(flick_path(soldier, direction, 14), release=False)
     p.page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
-    loupe = p.page.evaluate("window.dotfight.screen().renderer.overlay.loupe")
+    loupe = p.page.evaluate("window.dotfight.screen().state.overlay.loupe")
     assert loupe is not None
     p.shot(screens, "loupe-magnified")
     assert p.page.evaluate("window.__selfCopies") == 0

@@ -25,7 +25,7 @@ function takeSeat(id, frag) {
 // Each screen's modules load on first use, so a screen loads only its own. Those a screen needs
 // beyond main.js's are asked for all at once (modulepreload) instead of one import level at a time.
 const COMMON = ["api.js", "nav.js", "paper.js", "start.js", "ui.js"];
-const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
+const PLAY = [...COMMON, "animate.js", "model.js", "render.js", "screenstate.js"];
 const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
   // keyplay.js, the page menu, the share sheet and the end sheet load on first use (input.js, game.js, pageend.js).
@@ -178,7 +178,7 @@ window.addEventListener("popstate", onPopState);
 // promise that settles once nothing is animating or waiting for the server.
 window.dotfight = {
   state: () => (current && current.testState ? current.testState() : { screen: current ? current.name : null }),
-  toPage: (x, y) => (current && current.renderer ? current.renderer.toClient(x, y) : null),
+  toPage: (x, y) => (current && current.state ? current.state.toClient(x, y) : null),
   idle: async () => {
     // Wait for a screen still loading its module, then for that screen to settle.
     for (let i = 0; i < 100 && !current; i++) await new Promise((r) => setTimeout(r, 20));

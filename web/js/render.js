@@ -1,9 +1,9 @@
 // Draws the page on one canvas: a cached layer (paper, bases, finished ink) and, every frame, what
-// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers).
+// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers). What to draw is
+// the screen's state (screenstate.js); the renderer only draws it.
 
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
-const DEFAULT_PAGE = { page_width: 1000, page_height: 1400, dot_radius: 7 };
 // A busy page kept readable (issue 21, item 10): a crossed-out soldier's dot and cross are drawn
 // fainter than a living one's, a living soldier sits on a small clearing of paper (this many dot
 // radii) over the lines that cross him, and lines older than the last turn are drawn fainter (the
@@ -19,14 +19,18 @@ const LOUPE = 2.5;
 const DESK = "#e9e2d0";
 
 export class Renderer {
-  /** Creates a renderer on a canvas; call resize() before the first draw. */
-  constructor(canvas) {
+  /**
+   * Draws `state` (screenstate.js: the model, the overlay, the view) on a canvas, and again whenever
+   * the state says it changed; call resize() or fitInside() before the first draw. It keeps no state
+   * of the screen's, only what drawing needs: the cached layer and the frame asked for.
+   */
+  constructor(canvas, state) {
     this.canvas = canvas;
+    this.state = state;
     this.ctx = canvas.getContext("2d");
     this.layer = document.createElement("canvas");
     this.layerCtx = this.layer.getContext("2d");
-    this.model = null;
-    this.overlay = {};
+    this.layerModel = null;
     this.layerKey = "";
     this.layerInk = 0;
     this.layerRecent = 0;
@@ -35,21 +39,24 @@ export class Renderer {
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
-    // How the page sits in its canvas: turned half a turn (the red seat), zoomed and panned (pan in
-    // CSS px, zoom ≥ 1 keeps the page covering the canvas).
-    this.view = { flip: false, zoom: 1, panX: 0, panY: 0 };
-    // During a gesture the page-to-screen transform is frozen: the finger measures against the page
-    // as it was when it touched down, and any resize waits until the finger lifts.
-    this.frozen = null;
+    // A resize that came during a gesture (the state frozen) waits until the finger lifts.
     this.pendingFit = null;
     // The first draw is the costliest frame (both canvases get their pixels, the pen's code is cold):
     // it is spread over this many frames before the whole first one, each its own short task
     // (Lighthouse's total blocking time on a page in play; issue 21, item 13).
     this.warmUp = 2;
+    state.listen(() => {
+      if (this.pendingFit && !state.frozen) {
+        const box = this.pendingFit;
+        this.pendingFit = null;
+        this.fitInside(box);
+      }
+      this.requestDraw();
+    });
   }
 
   get rules() {
-    return { ...DEFAULT_PAGE, ...(this.model ? this.model.rules : {}) };
+    return this.state.rules;
   }
 
   /** Sizes the canvas to a CSS width (height keeps the page's proportion) at the device pixel ratio. */
@@ -65,12 +72,12 @@ export class Renderer {
     this.layer.width = this.canvas.width;
     this.layer.height = this.canvas.height;
     this.scale = this.canvas.width / w;
-    this.setView(this.view);
+    this.state.laidOut(cssWidth, cssHeight);
   }
 
   /** Sizes the canvas to the widest whole CSS width whose page fits in the element `box`. */
   fitInside(box) {
-    if (this.frozen) {
+    if (this.state.frozen) {
       this.pendingFit = box;
       return;
     }
@@ -79,66 +86,11 @@ export class Renderer {
     if (width > 0 && Math.abs(width - this.cssWidth) >= 1) this.resize(width);
   }
 
-  /**
-   * Shows another model (or the same one changed by a snapshot); the cached layer (paper, rings, finished
-   * ink) is rebuilt unless the model is the same page at the same version (e.g. the socket's hello
-   * answering the snapshot just drawn: its ink is the same, and redrawing it all is the costliest frame).
-   */
-  setModel(model) {
-    const old = this.model;
-    const same = old && model && old.id === model.id && old.version === model.version && old.ink.length === model.ink.length;
-    this.model = model;
-    if (!same) this.layerKey = "";
-    this.requestDraw();
-  }
-
-  /** Freezes the page-to-screen transform for a gesture (see `frozen`). */
-  freeze() {
-    const r = this.canvas.getBoundingClientRect();
-    this.frozen = { rect: { left: r.left, top: r.top, width: r.width }, view: { ...this.view } };
-  }
-
-  /** Ends a gesture's freeze; a resize that waited is done now. */
-  unfreeze() {
-    this.frozen = null;
-    if (this.pendingFit) {
-      const box = this.pendingFit;
-      this.pendingFit = null;
-      this.fitInside(box);
-    }
-  }
-
-  /** Converts a client (CSS pixel) point to page units (with the frozen transform during a gesture). */
-  toPage(clientX, clientY) {
-    const { rect, view } = this.frozen || { rect: this.canvas.getBoundingClientRect(), view: this.view };
-    const { page_width: w, page_height: h } = this.rules;
-    const k = (rect.width / w) * view.zoom;
-    const u = (clientX - rect.left - view.panX) / k;
-    const v = (clientY - rect.top - view.panY) / k;
-    return view.flip ? { x: w - u, y: h - v } : { x: u, y: v };
-  }
-
-  /** Converts a page point to client (CSS pixel) coordinates. */
-  toClient(x, y) {
-    const rect = this.canvas.getBoundingClientRect();
-    const { page_width: w, page_height: h } = this.rules;
-    const view = this.view;
-    const k = (rect.width / w) * view.zoom;
-    const u = view.flip ? w - x : x;
-    const v = view.flip ? h - y : y;
-    return { x: rect.left + view.panX + u * k, y: rect.top + view.panY + v * k };
-  }
-
-  /** Page units per CSS pixel (at the current zoom). */
-  unitsPerCssPx() {
-    return this.rules.page_width / ((this.cssWidth || 1) * this.view.zoom);
-  }
-
   /** The page-to-canvas transform (device pixels, zoom, pan and the half turn) as [a, b, c, d, e, f]. */
   pageMatrix() {
     const { page_width: w, page_height: h } = this.rules;
     const dpr = this.canvas.width / (this.cssWidth || 1);
-    const v = this.view;
+    const v = this.state.view;
     const s = this.scale * v.zoom;
     return v.flip ? [-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h] : [s, 0, 0, s, v.panX * dpr, v.panY * dpr];
   }
@@ -146,46 +98,6 @@ export class Renderer {
   /** Sets the page-to-canvas transform on a context. */
   pageTransform(ctx) {
     ctx.setTransform(...this.pageMatrix());
-  }
-
-  /** Turns the page half a turn (true: red's seat, red at the bottom) or back. */
-  setFlip(flip) {
-    if (this.view.flip === flip) return;
-    this.view = { ...this.view, flip };
-    this.layerKey = "";
-    this.requestDraw();
-  }
-
-  /** Zooms to `zoom` (1 … 5) keeping the page point under client point (cx, cy) where it is. */
-  zoomAt(cx, cy, zoom) {
-    const rect = this.canvas.getBoundingClientRect();
-    const z = Math.min(5, Math.max(1, zoom));
-    const v = this.view;
-    const fx = cx - rect.left;
-    const fy = cy - rect.top;
-    const panX = fx - ((fx - v.panX) * z) / v.zoom;
-    const panY = fy - ((fy - v.panY) * z) / v.zoom;
-    this.setView({ ...v, zoom: z, panX, panY });
-  }
-
-  /** Moves the zoomed page by (dx, dy) CSS px. */
-  panBy(dx, dy) {
-    const v = this.view;
-    this.setView({ ...v, panX: v.panX + dx, panY: v.panY + dy });
-  }
-
-  /** Back to the whole page. */
-  resetZoom() {
-    this.setView({ ...this.view, zoom: 1, panX: 0, panY: 0 });
-  }
-
-  setView(view) {
-    const cssW = this.cssWidth || 1;
-    const cssH = this.canvas.height / (this.canvas.width / cssW || 1);
-    const clamp = (p, size) => Math.min(0, Math.max(size * (1 - view.zoom), p));
-    this.view = { ...view, panX: clamp(view.panX, cssW), panY: clamp(view.panY, cssH) };
-    this.layerKey = "";
-    this.requestDraw();
   }
 
   /** Asks for one redraw on the next animation frame (several requests share one frame). */
@@ -212,17 +124,24 @@ export class Renderer {
 
   /** Number of ink lines that are finished (the one being animated is drawn live). */
   finishedInkCount() {
-    const live = this.overlay.liveInk;
-    return live ? live.index : this.model.ink.length;
+    const live = this.state.overlay.liveInk;
+    return live ? live.index : this.state.model.ink.length;
   }
 
   /** Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. */
   refreshLayer(fadeNow = false) {
-    const m = this.model;
+    const { model: m, overlay: o, view: v } = this.state;
+    if (m !== this.layerModel) {
+      // Another model: the layer is made again unless it is the same page at the same version (e.g.
+      // the socket's hello answering the snapshot just drawn: its ink is the same, and redrawing it
+      // all is the costliest frame).
+      const old = this.layerModel;
+      const same = old && old.id === m.id && old.version === m.version && old.ink.length === m.ink.length;
+      this.layerModel = m;
+      if (!same) this.layerKey = "";
+    }
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
-    const o = this.overlay;
-    const v = this.view;
     const stillKey = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}`;
     // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
     // lines it leaves are drawn again, fainter — the layer is rebuilt, the costliest frame, so not while
@@ -262,7 +181,7 @@ export class Renderer {
     this.fading = new Promise((resolve) => {
       setTimeout(() => {
         this.fading = null;
-        if (this.model && this.layer.width) {
+        if (this.state.model && this.layer.width) {
           this.refreshLayer(true);
           this.requestDraw();
         }
@@ -273,7 +192,7 @@ export class Renderer {
 
   /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
   draw() {
-    if (!this.model || !this.canvas.width) return;
+    if (!this.state.model || !this.canvas.width) return;
     if (this.warmUp > 0) {
       this.warmStep();
       return;
@@ -284,13 +203,12 @@ export class Renderer {
     ctx.drawImage(this.layer, 0, 0);
     this.pageTransform(ctx);
     this.drawMoving(ctx);
-    if (this.overlay.loupe) this.drawLoupe(this.overlay.loupe);
+    if (this.state.overlay.loupe) this.drawLoupe(this.state.overlay.loupe);
   }
 
   /** Draws over the cached layer what changes from frame to frame, in page units on `ctx`'s transform. */
   drawMoving(ctx) {
-    const o = this.overlay;
-    const m = this.model;
+    const { model: m, overlay: o } = this.state;
     const r = this.rules;
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
@@ -351,14 +269,14 @@ export class Renderer {
    */
   drawLoupe(p) {
     const ctx = this.ctx;
-    const c = this.toClient(p.at.x, p.at.y);
+    const c = this.state.toClient(p.at.x, p.at.y);
     const rect = this.canvas.getBoundingClientRect();
     const dpr = this.canvas.width / (this.cssWidth || 1);
     const fx = (c.x - rect.left) * dpr;
     const fy = (c.y - rect.top) * dpr;
     const R = 50 * dpr;
     const src = R / LOUPE;
-    const sign = this.view.flip ? -1 : 1;
+    const sign = this.state.view.flip ? -1 : 1;
     const dir = p.dir ? { x: p.dir.x * sign, y: p.dir.y * sign } : { x: 0, y: -1 };
     // Across the aim, on the side with more room; kept inside the canvas.
     let nx = -dir.y;
