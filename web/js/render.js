@@ -14,6 +14,8 @@ const CLEARING = 1.5;
 const OLDER_INK_ALPHA = 0.5;
 const LAST_TURN_WIDTH = 1.15;
 const PAPER = "#fbf6e9";
+// Parts of the first layer drawn in one frame of the warm-up (the paper, a base: one; a line: two).
+const WARM_PARTS = 8;
 // How much larger the loupe shows what the thumb covers.
 const LOUPE = 2.5;
 const DESK = "#e9e2d0";
@@ -32,6 +34,7 @@ export class Renderer {
     this.layerCtx = this.layer.getContext("2d");
     this.layerModel = null;
     this.layerKey = "";
+    this.layerBases = -1;
     this.layerInk = 0;
     this.layerRecent = 0;
     this.layerStillKey = "";
@@ -42,8 +45,9 @@ export class Renderer {
     // A resize that came during a gesture (the state frozen) waits until the finger lifts.
     this.pendingFit = null;
     // The first draw is the costliest frame (both canvases get their pixels, the pen's code is cold):
-    // it is spread over this many frames before the whole first one, each its own short task
-    // (Lighthouse's total blocking time on a page in play; issue 21, item 13).
+    // it is spread over frames before the whole first one — the canvas's pixels (2), then the layer a
+    // few parts at a time (1) — each its own short task (Lighthouse's total blocking time on a page in
+    // play; issue 21, item 13).
     this.warmUp = 2;
     state.listen(() => {
       if (this.pendingFit && !state.frozen) {
@@ -116,7 +120,11 @@ export class Renderer {
    * tab) does not hold it for ever.
    */
   async settled() {
-    for (let i = 0; i < 10 && (this.frameRequested || this.fading); i++) {
+    // A long page's warm-up takes a frame for every few lines: the bound follows it.
+    const m = this.state.model;
+    const bound = 10 + (m ? m.ink.length : 0);
+    const warming = () => this.warmUp > 0 && !!m && this.canvas.width > 0;
+    for (let i = 0; i < bound && (this.frameRequested || this.fading || warming()); i++) {
       if (this.fading) await this.fading;
       else await new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); });
     }
@@ -128,8 +136,12 @@ export class Renderer {
     return live ? live.index : this.state.model.ink.length;
   }
 
-  /** Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. */
-  refreshLayer(fadeNow = false) {
+  /**
+   * Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. It is
+   * drawn in order — the paper, each base, each line of ink — as far as `budget` parts go (a base is
+   * one part, a line two: the warm-up spreads the first layer over frames); true once it is whole.
+   */
+  refreshLayer(fadeNow = false, budget = Infinity) {
     const { model: m, overlay: o, view: v } = this.state;
     if (m !== this.layerModel) {
       // Another model: the layer is made again unless it is the same page at the same version (e.g.
@@ -159,20 +171,29 @@ export class Renderer {
     this.layerRecent = recent;
     this.layerStillKey = stillKey;
     if (key !== this.layerKey || inkCount < this.layerInk) {
+      this.layerKey = key;
+      this.layerBases = -1; // not even the paper yet
+      this.layerInk = 0;
+    }
+    const bases = [...m.bases.values()];
+    let left = budget;
+    if (this.layerBases < 0) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.layer.width, this.layer.height);
       this.pageTransform(ctx);
       drawPaper(ctx, w, h);
-      for (const b of m.bases.values()) drawBase(ctx, b);
-      this.layerKey = key;
-      this.layerInk = 0;
+      this.layerBases = 0;
+      left -= 1;
     }
     this.pageTransform(ctx);
-    const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
-    this.layerInk = inkCount;
+    for (; this.layerBases < bases.length && left > 0; this.layerBases++, left -= 1) drawBase(ctx, bases[this.layerBases]);
+    if (this.layerBases < bases.length) return false;
+    for (; this.layerInk < inkCount && left > 0; this.layerInk++, left -= 2) {
+      drawInk(ctx, m.ink[this.layerInk], this.layerInk, Infinity, bases, this.layerInk < recent);
+    }
+    return this.layerInk >= inkCount;
   }
 
   /** Fades the last turn but one's lines in a task of its own, off the animation frames; `fading` until done. */
@@ -246,17 +267,20 @@ export class Renderer {
     if (o.penTip) drawPenTip(ctx, o.penTip);
   }
 
-  /** One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer is made. */
+  /**
+   * One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer
+   * is made a few parts a frame (WARM_PARTS: the paper and some bases, or some lines).
+   */
   warmStep() {
     if (this.warmUp === 2) {
       const ctx = this.ctx;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
-    } else {
-      this.refreshLayer();
+      this.warmUp = 1;
+    } else if (this.refreshLayer(false, WARM_PARTS)) {
+      this.warmUp = 0;
     }
-    this.warmUp -= 1;
     this.requestDraw();
   }
 
