@@ -42,7 +42,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.support.pages import page_ready_to_play
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import quiet_servers
 
 NPM_PACKAGES = ["lighthouse@12", "@axe-core/playwright", "playwright-core"]
 DEFAULT_SCRATCH = Path(tempfile.gettempdir()) / "dotfight-lighthouse"
@@ -214,15 +214,7 @@ def main() -> None:
     if args.against is not None:
         trees[" [against]"] = args.against.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {
-            label: ServerProcess(
-                f"sqlite:///{Path(tmp) / f'lighthouse{i}.sqlite3'}",
-                Path(tmp) / f"server{i}.log",
-                extra_args=["--no-access-log", "--log-level", "warning"],
-                cwd=tree,
-            )
-            for i, (label, tree) in enumerate(trees.items())
-        }
+        servers = quiet_servers(Path(tmp), trees)
         try:
             urls_of: dict[str, dict[str, str]] = {}
             for label, server in servers.items():

@@ -41,7 +41,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
 from tests.support.pages import page_ready_to_play
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import quiet_servers
 
 FIRST_LOAD_BUDGET_KB = 60.0
 FRAME_WORK_BUDGET_MS = 4.0
@@ -302,15 +302,7 @@ def main() -> None:
         trees = {"this": Path(__file__).resolve().parents[1]}
         if args.against is not None:
             trees["against"] = args.against.resolve()
-        servers = {
-            name: ServerProcess(
-                f"sqlite:///{Path(tmp) / f'{name}.sqlite3'}",
-                Path(tmp) / f"{name}.log",
-                extra_args=["--no-access-log", "--log-level", "warning"],
-                cwd=tree,
-            )
-            for name, tree in trees.items()
-        }
+        servers = quiet_servers(Path(tmp), trees)
         try:
             for server in servers.values():
                 server.start()
