@@ -20,6 +20,8 @@ with other work it drops by itself, so quote figures from a quiet machine (or sa
     python3 benchmarks/lighthouse.py --runs 1              # one run of each screen
     python3 benchmarks/lighthouse.py --scratch /tmp/lh     # where npm installs (default below)
     python3 benchmarks/lighthouse.py --only cover          # one screen
+    python3 benchmarks/lighthouse.py --only "in play" --against /tmp/base --long-tasks
+                                                           # interleaved with another tree
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.support.pages import page_ready_to_play
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import quiet_servers
 
 NPM_PACKAGES = ["lighthouse@12", "@axe-core/playwright", "playwright-core"]
 DEFAULT_SCRATCH = Path(tempfile.gettempdir()) / "dotfight-lighthouse"
@@ -141,6 +143,53 @@ def median_run(reports: list[dict[str, Any]]) -> dict[str, Any]:
     return ranked[(len(ranked) - 1) // 2]
 
 
+def long_tasks(report: dict[str, Any], top: int = 6) -> list[str]:
+    """The longest main-thread tasks Lighthouse saw (as measured, before its 4x CPU multiplier), with
+    the script each is charged to, and the scripts that took the most time: what blocks the page."""
+    lines = []
+    tasks = report["audits"].get("long-tasks", {}).get("details", {}).get("items", [])
+    for task in sorted(tasks, key=lambda t: -t["duration"])[:top]:
+        where = str(task.get("url", "")).rsplit("/", 1)[-1] or "(no script)"
+        lines.append(f"long task {task['duration']:.0f} ms at {task.get('startTime', 0):.0f} ms: {where}")
+    scripts = report["audits"].get("bootup-time", {}).get("details", {}).get("items", [])
+    for item in scripts[:top]:
+        where = str(item.get("url", "")).rsplit("/", 1)[-1] or item.get("url", "")
+        scripting, total = item.get("scripting", 0), item.get("total", 0)
+        lines.append(f"script {where}: {scripting:.0f} ms scripting, {total:.0f} ms total")
+    return lines
+
+
+def print_runs(label: str, reports: dict[str, list[dict[str, Any]]], show_tasks: bool) -> list[str]:
+    """Prints each screen's median scores, TBT and CLS (and every run's); returns the screens missed."""
+    missed = []
+    print(f"Lighthouse 12, mobile{label} (median of {len(next(iter(reports.values())))}):")
+    for name, runs in reports.items():
+        scores = {
+            cid: round(statistics.median(100 * (r["categories"][cid]["score"] or 0) for r in runs))
+            for cid in runs[0]["categories"]
+        }
+        tbts = [r["audits"]["total-blocking-time"]["numericValue"] for r in runs]
+        clss = [r["audits"]["cumulative-layout-shift"]["numericValue"] for r in runs]
+        cls = statistics.median(clss)
+        line = "  ".join(f"{cid} {s:3d}" for cid, s in scores.items())
+        every = ", ".join(
+            f"{round(100 * (r['categories']['performance']['score'] or 0))}/{t:.0f} ms"
+            for r, t in zip(runs, tbts, strict=True)
+        )
+        print(
+            f"  {name:9s} {line}  TBT {statistics.median(tbts):.0f} ms  CLS {cls:.3f}"
+            f"  (performance/TBT of each run: {every})"
+        )
+        for lost in lost_points(median_run(runs)):
+            print(f"      - {lost}")
+        if show_tasks:
+            for task in long_tasks(median_run(runs)):
+                print(f"      · {task}")
+        if any(s < 100 for s in scores.values()) or cls > CLS_TARGET:
+            missed.append(f"lighthouse {name}{label}")
+    return missed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -150,46 +199,42 @@ def main() -> None:
         "--only", action="append", help="only these screens (cover, 'in play', watched, finished)"
     )
     parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per screen (median)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another source tree (git archive <commit> | tar -x -C DIR), run interleaved with this one",
+    )
+    parser.add_argument(
+        "--long-tasks", action="store_true", help="print the median run's longest tasks and scripts"
+    )
     args = parser.parse_args()
     npm_ready(args.scratch)
-    missed = []
+    missed: list[str] = []
+    trees = {"": Path(__file__).resolve().parents[1]}
+    if args.against is not None:
+        trees[" [against]"] = args.against.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(
-            f"sqlite:///{Path(tmp) / 'lighthouse.sqlite3'}",
-            Path(tmp) / "server.log",
-            extra_args=["--no-access-log", "--log-level", "warning"],
-        )
+        servers = quiet_servers(Path(tmp), trees)
         try:
-            server.start()
-            urls = make_pages(server.base_url)
-            if args.only:
-                urls = {k: v for k, v in urls.items() if k in args.only}
-            reports: dict[str, list[dict[str, Any]]] = {name: [] for name in urls}
-            for _ in range(args.runs):
-                for name, url in urls.items():
-                    reports[name].append(lighthouse(args.scratch, url, Path(tmp) / "report.json"))
-            print(f"Lighthouse 12, mobile (median of {args.runs}):")
-            for name, runs in reports.items():
-                scores = {
-                    cid: round(statistics.median(100 * (r["categories"][cid]["score"] or 0) for r in runs))
-                    for cid in runs[0]["categories"]
-                }
-                tbts = [r["audits"]["total-blocking-time"]["numericValue"] for r in runs]
-                clss = [r["audits"]["cumulative-layout-shift"]["numericValue"] for r in runs]
-                cls = statistics.median(clss)
-                line = "  ".join(f"{cid} {s:3d}" for cid, s in scores.items())
-                every = ", ".join(
-                    f"{round(100 * (r['categories']['performance']['score'] or 0))}/{t:.0f} ms"
-                    for r, t in zip(runs, tbts, strict=True)
-                )
-                print(
-                    f"  {name:9s} {line}  TBT {statistics.median(tbts):.0f} ms  CLS {cls:.3f}"
-                    f"  (performance/TBT of each run: {every})"
-                )
-                for lost in lost_points(median_run(runs)):
-                    print(f"      - {lost}")
-                if any(s < 100 for s in scores.values()) or cls > CLS_TARGET:
-                    missed.append(f"lighthouse {name}")
+            urls_of: dict[str, dict[str, str]] = {}
+            for label, server in servers.items():
+                server.start()
+                urls = make_pages(server.base_url)
+                urls_of[label] = {k: v for k, v in urls.items() if not args.only or k in args.only}
+            reports: dict[str, dict[str, list[dict[str, Any]]]] = {
+                label: {name: [] for name in screens} for label, screens in urls_of.items()
+            }
+            # Interleaved: a round runs each screen of each tree once, the trees' order alternating.
+            for round_no in range(args.runs):
+                labels = list(urls_of) if round_no % 2 == 0 else list(reversed(urls_of))
+                for name in urls_of[""]:
+                    for label in labels:
+                        url = urls_of[label][name]
+                        report = lighthouse(args.scratch, url, Path(tmp) / "report.json")
+                        reports[label][name].append(report)
+            for label in urls_of:
+                missed += print_runs(label, reports[label], args.long_tasks)
+            urls = urls_of[""]
             script = args.scratch / "axe-run.cjs"
             script.write_text(AXE_SCRIPT)
             run = subprocess.run(
@@ -207,7 +252,8 @@ def main() -> None:
                 if violations:
                     missed.append(f"axe {name}")
         finally:
-            server.stop()
+            for server in servers.values():
+                server.stop()
     if missed:
         print("targets missed: " + ", ".join(missed))
         sys.exit(1)

@@ -15,6 +15,11 @@ Starts a real server (subprocess, temporary SQLite file), then:
 
     python3 benchmarks/web.py                 # about 30 s
     python3 benchmarks/web.py --flicks 12
+    python3 benchmarks/web.py --frames-only --against /tmp/base --rounds 4   # interleaved with another tree
+
+`--against DIR` serves another source tree too (`git archive <commit> | tar -x -C DIR`) and times the
+frames of both in `--rounds` interleaved rounds (order alternating), then prints each round's p95 and
+the medians: on a shared machine only figures taken side by side compare.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
 from tests.support.pages import page_ready_to_play
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import quiet_servers
 
 FIRST_LOAD_BUDGET_KB = 60.0
 FRAME_WORK_BUDGET_MS = 4.0
@@ -151,7 +156,31 @@ def touch(cdp: Any, kind: str, x: float | None = None, y: float | None = None) -
     cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
 
 
-def frames(browser: Any, base: str, flicks: int) -> None:
+def percentile95(values: list[float]) -> float:
+    """The 95th percentile (nearest rank below) of `values`."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def print_profile(profile: dict[str, Any], top: int = 18) -> None:
+    """Prints the functions that held the most samples of a CDP CPU profile (self time, ms)."""
+    nodes = {node["id"]: node for node in profile["nodes"]}
+    self_ms: dict[str, float] = {}
+    for node_id, delta in zip(profile["samples"], profile["timeDeltas"], strict=False):
+        frame = nodes[node_id]["callFrame"]
+        where = frame["url"].rsplit("/", 1)[-1]
+        name = f"{frame['functionName'] or '(anonymous)'} {where}:{frame['lineNumber'] + 1}"
+        self_ms[name] = self_ms.get(name, 0.0) + delta / 1000
+    busy = {k: v for k, v in self_ms.items() if not k.startswith(("(idle)", "(program)"))}
+    total = sum(busy.values()) or 1.0
+    print(f"    profile: {total:.0f} ms of script and rendering work, the top {top} by self time:")
+    for name, ms in sorted(busy.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"      {ms:7.1f} ms  {100 * ms / total:4.1f} %  {name}")
+
+
+def frames(browser: Any, base: str, flicks: int, label: str = "", profile: bool = False) -> list[float]:
+    """Times the frames while `flicks` lines are drawn on a page served from `base`; prints the figures
+    and returns the work of every frame (`profile`: also the functions a CPU profile found busiest)."""
     with httpx.Client(base_url=base, timeout=10) as http:
         page_id, token = page_ready_to_play(http)
     ctx = browser.new_context(**PHONE)
@@ -160,6 +189,10 @@ def frames(browser: Any, base: str, flicks: int) -> None:
     page.goto(f"{base}/p/{page_id}#seat={token}")
     page.wait_for_function("window.dotfight && window.dotfight.state().phase === 'play'")
     cdp = ctx.new_cdp_session(page)
+    if profile:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 100})
+        cdp.send("Profiler.start")
     gaps: list[float] = []
     draws: list[float] = []
     work: list[float] = []
@@ -206,14 +239,15 @@ def frames(browser: Any, base: str, flicks: int) -> None:
         draws += rec["draws"]
         work += rec["work"]
         made += 1
+    recorded = cdp.send("Profiler.stop")["profile"] if profile else None
     ctx.close()
-    print(f"frames while ink is drawn on a Classic page ({made} full-power flicks):")
+    print(f"frames while ink is drawn on a Classic page ({made} full-power flicks){label}:")
     for name, values in (("work per frame", work), ("page redraw", draws), ("frame gap (rAF)", gaps)):
         if not values:
             print(f"    {name}: no frames recorded")
             continue
         values.sort()
-        p95 = values[min(len(values) - 1, int(0.95 * len(values)))]
+        p95 = percentile95(values)
         # The work has a budget per frame; at 60 Hz a gap over 20 ms means a frame was missed.
         limit = FRAME_WORK_BUDGET_MS if values is not gaps else 20.0
         over = sum(1 for v in values if v > limit)
@@ -222,6 +256,29 @@ def frames(browser: Any, base: str, flicks: int) -> None:
             f"    {name:16s} median {statistics.median(values):5.2f} ms  p95 {p95:5.2f} ms  "
             f"max {values[-1]:6.2f} ms  over {limit:.0f} ms: {over} of {len(values)}{budget}"
         )
+    if recorded is not None:
+        print_profile(recorded)
+    return work
+
+
+def interleaved(browser: Any, bases: dict[str, str], flicks: int, rounds: int) -> None:
+    """Times the frames of each tree in turn, `rounds` times (order alternating); prints the p95s."""
+    p95s: dict[str, list[float]] = {name: [] for name in bases}
+    for round_no in range(rounds):
+        names = list(bases) if round_no % 2 == 0 else list(reversed(bases))
+        for name in names:
+            work = frames(browser, bases[name], flicks, f" [{name}, round {round_no + 1}]")
+            if work:
+                p95s[name].append(percentile95(work))
+    print("work per frame p95, per round (interleaved):")
+    for name, values in p95s.items():
+        rounds_text = " / ".join(f"{v:.2f}" for v in values)
+        median = statistics.median(values) if values else math.nan
+        print(f"    {name:8s} {rounds_text}   median {median:.2f} ms")
+    names = list(p95s)
+    if len(names) == 2 and p95s[names[0]] and p95s[names[1]]:
+        ratio = statistics.median(p95s[names[0]]) / statistics.median(p95s[names[1]])
+        print(f"    {names[0]} / {names[1]}: x{ratio:.2f}")
 
 
 def main() -> None:
@@ -232,29 +289,43 @@ def main() -> None:
     parser.add_argument(
         "--list", action="store_true", help="list the responses of the page opened by link too"
     )
+    parser.add_argument("--against", type=Path, help="another source tree to time the frames of, interleaved")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds with --against")
+    parser.add_argument("--frames-only", action="store_true", help="skip the first loads")
+    parser.add_argument(
+        "--profile", action="store_true", help="print the busiest functions of the frames (CPU profile)"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(
-            f"sqlite:///{Path(tmp) / 'bench.sqlite3'}",
-            Path(tmp) / "server.log",
-            extra_args=["--no-access-log", "--log-level", "warning"],
-        )
+        trees = {"this": Path(__file__).resolve().parents[1]}
+        if args.against is not None:
+            trees["against"] = args.against.resolve()
+        servers = quiet_servers(Path(tmp), trees)
         try:
-            server.start()
-            base = server.base_url
-            relay = CountingRelay(server.port)
+            for server in servers.values():
+                server.start()
+            base = servers["this"].base_url
+            relay = CountingRelay(servers["this"].port)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-                first_load(browser, relay)
-                created = httpx.post(f"{base}/api/pages", json={"preset": "classic", "mode": "local"}).json()
-                first_load(browser, relay, f"/p/{created['id']}", args.list)
-                frames(browser, base, args.flicks)
+                if not args.frames_only:
+                    first_load(browser, relay)
+                    created = httpx.post(
+                        f"{base}/api/pages", json={"preset": "classic", "mode": "local"}
+                    ).json()
+                    first_load(browser, relay, f"/p/{created['id']}", args.list)
+                if args.against is None:
+                    frames(browser, base, args.flicks, profile=args.profile)
+                else:
+                    bases = {name: server.base_url for name, server in servers.items()}
+                    interleaved(browser, bases, args.flicks, args.rounds)
                 browser.close()
             relay.close()
         finally:
-            server.stop()
+            for server in servers.values():
+                server.stop()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,26 @@ class LoadedPage:
         bot = self.bot
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
         snapshot["options"] = turn_options(self.state)
+        snapshot["setup_marks"] = setup_marks(self.state)
         return snapshot
+
+
+def setup_marks(state: State) -> dict[str, Any]:
+    """The marks a browser draws for setup, so that it works out no rule: `half_y`, the line between
+    the halves (blue draws its bases below it, red above), and each side's `zones`, its rings enlarged
+    by `outside_margin`, where its soldiers may be arranged (RULES.md §2).
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page, _ = apply(new_page(RuleSet.preset("quick"), seed=7), "blue", {"type": "quick_setup"})
+    >>> marks = setup_marks(page)
+    >>> marks["half_y"], len(marks["zones"]["blue"]), marks["zones"]["blue"][0]["r"] - page.bases[0].r
+    (700.0, 3, 20.0)
+    """
+    rules = state.rules
+    zones: dict[str, list[dict[str, float]]] = {"blue": [], "red": []}
+    for base in state.bases:
+        zones[base.side].append({"x": base.x, "y": base.y, "r": base.r + rules.outside_margin})
+    return {"half_y": rules.half_y, "zones": zones}
 
 
 def events_on_the_wire(
@@ -85,11 +105,56 @@ def events_on_the_wire(
     >>> "options" in events[-1], events_on_the_wire(page, events, version=page.version - 1) == events
     (False, True)
     """
-    sent = list(events)
+    sent = with_cross_sides(state, events)
     if not sent or (version is not None and version != state.version):
         return sent
     sent[-1] = {**sent[-1], "options": turn_options(state)}
     return sent
+
+
+def with_cross_sides(state: State, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Returns the events with every `crossed_out` naming `side`, the colour of its cross: the crossed
+    soldier's `Cross.side` in `state`, looked up, not worked out. `state` may be any state at or after
+    the events (nobody is ever uncrossed), so a log read long after keeps its crosses' colours. The
+    events given are not changed; one already naming its side, or whose soldier `state` does not hold
+    crossed, is passed on as it is.
+
+    >>> from dotfight.engine import RuleSet, apply, new_page
+    >>> page = new_page(RuleSet.preset("quick"), seed=7)
+    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
+    ...     page, _ = apply(page, side, {"type": kind})
+    >>> flick = {"type": "flick", "soldier": "b3s1", "kind": "snipe", "vector": [0, -900]}
+    >>> page, events = apply(page, "blue", flick)
+    >>> crosses = [e for e in with_cross_sides(page, events) if e["type"] == "crossed_out"]
+    >>> [(e["soldier"], e["side"]) for e in crosses][:1]
+    [('b4s5', 'blue')]
+    >>> any("side" in e for e in events if e["type"] == "crossed_out")  # the engine's own unchanged
+    False
+    """
+    return [
+        _with_cross_side(state, event) if event.get("type") == "crossed_out" else event for event in events
+    ]
+
+
+def _with_cross_side(state: State, event: dict[str, Any]) -> dict[str, Any]:
+    if "side" in event:
+        return event
+    index = state.soldier_index.get(event.get("soldier"))  # type: ignore[arg-type]
+    cross = None if index is None else state.soldiers[index].cross
+    return event if cross is None else {**event, "side": cross.side}
+
+
+def log_with_cross_sides(state: State, text: str) -> str:
+    """Returns a stored log's JSON text (as `DatabaseViews.log` reads it) with its `crossed_out` events
+    naming their side (`with_cross_sides`, `state` the page's at or after the log's end). Stored logs,
+    old ones included, stay as the engine wrote them; a text with no `crossed_out` is returned as it is,
+    unparsed."""
+    if '"crossed_out"' not in text:
+        return text
+    log = json.loads(text)
+    for entry in log.get("entries", []):
+        entry["events"] = with_cross_sides(state, entry["events"])
+    return json.dumps(log, separators=(",", ":"))
 
 
 def status_of(state: State) -> str:

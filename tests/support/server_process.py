@@ -197,3 +197,17 @@ class ServerProcess:
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+
+def quiet_servers(workdir: Path, trees: Mapping[str, Path]) -> dict[str, ServerProcess]:
+    """One server per source tree (`dotfight serve` run from it), each on a fresh SQLite file in
+    `workdir`, without access log and warnings only: the benchmarks that time trees side by side."""
+    return {
+        name: ServerProcess(
+            f"sqlite:///{workdir / f'server{i}.sqlite3'}",
+            workdir / f"server{i}.log",
+            extra_args=["--no-access-log", "--log-level", "warning"],
+            cwd=tree,
+        )
+        for i, (name, tree) in enumerate(trees.items())
+    }

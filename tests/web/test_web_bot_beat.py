@@ -31,8 +31,8 @@ WATCH_PEN = """() => {
   let was = null;
   renderer.draw = () => {
     draw();
-    const live = renderer.overlay.liveInk;
-    const ink = live && renderer.model.ink[live.index];
+    const live = renderer.state.overlay.liveInk;
+    const ink = live && renderer.state.model.ink[live.index];
     const now = ink ? ink.side : null;
     if (now !== was) window.__pen.push({ t: performance.now(), side: now });
     was = now;

@@ -31,7 +31,7 @@ WATCH_LAYER = """() => {
 }"""
 LAYER_NOW = """() => {
   const r = window.dotfight.screen().renderer;
-  const ink = r.model.ink;
+  const ink = r.state.model.ink;
   let from = ink.length;
   while (from > 0 && ink[from - 1].side === ink[ink.length - 1].side) from--;
   return { layerRecent: r.layerRecent, lastTurnFrom: from, rebuilds: window.__rebuilds };

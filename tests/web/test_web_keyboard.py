@@ -37,7 +37,7 @@ def test_a_flick_by_keys_is_announced(server: str, phone: Any, screens: Path) ->
         return int(text.split("aim ")[1].split("°")[0])
 
     assert (deg(said.inner_text()) - deg(first)) % 360 == 4
-    assert p.page.evaluate("!!window.dotfight.screen().renderer.overlay.aim")
+    assert p.page.evaluate("!!window.dotfight.screen().state.overlay.aim")
     p.shot(screens, "keyboard-aim")
     # The soldier chosen: the second flickable one, ordered as the keys walk them.
     mine = sorted(
@@ -77,5 +77,5 @@ def test_escape_puts_the_aim_down_and_keys_wait_their_turn(server: str, phone: A
     assert p.page.locator("[data-kind=lunge]").get_attribute("aria-checked") == "true"
     p.page.keyboard.press("Escape")
     assert "Aim put down" in p.page.locator("#said").inner_text()
-    assert not p.page.evaluate("!!window.dotfight.screen().renderer.overlay.aim")
+    assert not p.page.evaluate("!!window.dotfight.screen().state.overlay.aim")
     assert len(log(server, page_id)["entries"]) == 3

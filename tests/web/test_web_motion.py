@@ -17,7 +17,7 @@ WATCH_THE_PEN = """() => {
   const draw = renderer.draw.bind(renderer);
   window.__pen = { tip: 0, partial: 0 };
   renderer.draw = () => {
-    const o = renderer.overlay;
+    const o = renderer.state.overlay;
     if (o.penTip) window.__pen.tip += 1;
     if (o.liveInk && o.liveInk.upTo > 0) window.__pen.partial += 1;
     draw();

@@ -162,7 +162,10 @@ def test_what_a_touch_does_and_the_marks_follow_the_move_and_the_ink(server: str
   const { toolOf } = await import('/js/aim.js');
   const { overlayView, hintLine } = await import('/js/controls.js');
   const ui = { token: 't', side: 'blue', mode: 'link', sendFlow: null };
-  const arranging = { ...model, phase: 'positioning' };
+  // The marks are the snapshot's (setup_marks): the half line, each side's rings enlarged for arranging.
+  const zones = { blue: [{ x: 0, y: 0, r: 50 }, { x: 100, y: 0, r: 50 }], red: [{ x: 5, y: 5, r: 9 }] };
+  const setupMarks = { half_y: 640, zones };
+  const arranging = { ...model, phase: 'positioning', setupMarks };
   return {
     flick: toolOf(model, ui, false),
     blocked: toolOf(model, ui, true),
@@ -173,7 +176,8 @@ def test_what_a_touch_does_and_the_marks_follow_the_move_and_the_ink(server: str
     arrange: toolOf(arranging, ui, false),
     zones: overlayView(arranging, null, ui),
     zonesWhileInk: overlayView(arranging, null, { ...ui, busy: true }),
-    half: overlayView({ ...model, phase: 'bases' }, null, ui).half,
+    half: overlayView({ ...model, phase: 'bases', setupMarks }, null, ui).half,
+    noMarks: overlayView({ ...arranging, setupMarks: null }, null, ui).zones,
     picks: overlayView(model, opts, { ...ui, sendFlow: { step: 'to', from: 'b1' } }),
     aimHint: hintLine({ power: 0.456 }, 'Lunge', 'Press a soldier, pull back, let go.'),
     barHint: hintLine(null, 'Snipe', 'Press a soldier, pull back, let go.'),
@@ -193,7 +197,8 @@ def test_what_a_touch_does_and_the_marks_follow_the_move_and_the_ink(server: str
         got["zones"]["zones"] == [{"x": 0, "y": 0, "r": 50}, {"x": 100, "y": 0, "r": 50}]
         and got["zones"]["zoneSide"] == "blue"
     )
-    assert got["zonesWhileInk"]["zones"] is None and got["half"] == "blue"
+    assert got["zonesWhileInk"]["zones"] is None and got["half"] == {"side": "blue", "y": 640}
+    assert got["noMarks"] is None
     assert got["picks"]["pickBases"] == ["b2"] and got["picks"]["pickedBase"] == "b1"
     assert got["aimHint"] == "Lunge · power 46% · slide back to cancel"
     assert got["barHint"] == "Press a soldier, pull back, let go."

@@ -35,7 +35,7 @@ def test_a_flick_offline_waits_and_lands_once(server: str, phone: Any, screens: 
     p.page.wait_for_function(
         "document.querySelector('.bottombar .hint').innerText.includes('Sending')", timeout=400
     )
-    assert p.page.evaluate("!!window.dotfight.screen().renderer.overlay.sending")
+    assert p.page.evaluate("!!window.dotfight.screen().state.overlay.sending")
     p.shot(screens, "defect3-sending")
     # Far longer than the old client's eight tries (about 21 s): still trying, and saying so.
     p.page.wait_for_timeout(24000)
@@ -49,7 +49,7 @@ def test_a_flick_offline_waits_and_lands_once(server: str, phone: Any, screens: 
     p.idle()
     entries = log(server, page_id)["entries"]
     assert len(entries) == before + 1 and entries[-1]["action"]["type"] == "flick"
-    assert p.page.evaluate("window.dotfight.screen().renderer.overlay.sending") is None
+    assert p.page.evaluate("window.dotfight.screen().state.overlay.sending") is None
     assert p.errors == []
 
 
@@ -72,5 +72,5 @@ def test_a_flick_not_made_is_said_plainly(server: str, phone: Any, screens: Path
     assert "Your flick was not made" in refusal.inner_text()
     assert "Your flick was not made" in p.page.locator("#said").inner_text()
     p.shot(screens, "defect3-not-made")
-    assert p.page.evaluate("window.dotfight.screen().renderer.overlay.sending") is None
+    assert p.page.evaluate("window.dotfight.screen().state.overlay.sending") is None
     assert p.state()["tool"] == "flick"

@@ -42,7 +42,7 @@ def test_the_page_follows_the_servers_turn_options(server: str, phone: Any) -> N
         [(barred["x"], barred["y"]), (barred["x"], barred["y"] + 60), (barred["x"], barred["y"] + 120)],
         release=False,
     )
-    assert p.page.evaluate("window.dotfight.screen().renderer.overlay.aim") is None
+    assert p.page.evaluate("window.dotfight.screen().state.overlay.aim") is None
     p.touch("touchEnd")
     p.drag(
         [
@@ -52,7 +52,7 @@ def test_the_page_follows_the_servers_turn_options(server: str, phone: Any) -> N
         ],
         release=False,
     )
-    spread = p.page.evaluate("window.dotfight.screen().renderer.overlay.aim.spread")
+    spread = p.page.evaluate("window.dotfight.screen().state.overlay.aim.spread")
     rules = snap["rules"]
     expected = p.page.evaluate(
         "async ([rules, pull]) => (await import('/js/preview.js'))"

@@ -21,7 +21,7 @@ WATCH_RED_PEN = """() => {
   const draw = renderer.draw.bind(renderer);
   window.__redFrames = [];
   renderer.draw = () => {
-    const tip = renderer.overlay.penTip;
+    const tip = renderer.state.overlay.penTip;
     if (tip && tip.side === 'red') window.__redFrames.push({
       status: document.querySelector('.topbar .status').innerText,
       buttons: [...document.querySelectorAll('.bottombar button')].map((b) => b.innerText.trim()),

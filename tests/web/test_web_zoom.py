@@ -58,7 +58,7 @@ def test_pinch_zoom_keeps_the_aim_exact(server: str, phone: Any, screens: Path) 
     # A flick on the zoomed page: the pull is 60 page units, i.e. three times as many CSS px.
     path = flick_path(soldier, direction, 60)
     p.drag(path, release=False)
-    assert p.page.evaluate("!!window.dotfight.screen().renderer.overlay.loupe")
+    assert p.page.evaluate("!!window.dotfight.screen().state.overlay.loupe")
     p.shot(screens, "defect6-loupe")
     p.touch("touchEnd")
     p.idle()

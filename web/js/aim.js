@@ -112,7 +112,7 @@ export class Aim {
 
   /** The bases the send's next tap may pick (as the page marks them). */
   pickableBases() {
-    return this.screen.renderer.overlay.pickBases || [];
+    return this.screen.state.overlay.pickBases || [];
   }
 
   base(id) {
@@ -174,9 +174,9 @@ export class Aim {
     const soldier = s.model.soldiers.get(id);
     const back = soldier ? { x: soldier.x, y: soldier.y } : null;
     if (soldier) { soldier.x = p.x; soldier.y = p.y; }
-    s.renderer.requestDraw();
+    s.state.changed();
     s.sender.send({ type: "position", soldiers: [{ id, x: p.x, y: p.y }] }, at).then((ok) => {
-      if (!ok && soldier && back) { soldier.x = back.x; soldier.y = back.y; s.renderer.requestDraw(); }
+      if (!ok && soldier && back) { soldier.x = back.x; soldier.y = back.y; s.state.changed(); }
     });
   }
 
@@ -184,7 +184,7 @@ export class Aim {
     const s = this.screen;
     const kind = flickKind(s.options(), s.ui.kind);
     const mark = sendingMark(s.model, id, vector, this.aimContext());
-    if (mark) s.renderer.overlay.sending = mark;
+    if (mark) s.state.mark({ sending: mark });
     s.sender.send({ type: "flick", soldier: id, kind, vector }, at, "flick");
   }
 

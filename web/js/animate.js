@@ -13,8 +13,12 @@ const CROSS_MS = 160;
 const WALL_PAUSE_MS = 70;
 
 export class Animator {
-  /** Creates an animator drawing through a renderer; `onEvent(ev, model)` hears each event as it lands. */
-  constructor(renderer, onEvent = () => {}) {
+  /**
+   * Creates an animator that writes what moves into the screen's `state` (its overlay) and has
+   * `renderer` draw each frame of it; `onEvent(ev, model)` hears each event as it lands.
+   */
+  constructor(state, renderer, onEvent = () => {}) {
+    this.state = state;
     this.renderer = renderer;
     this.onEvent = onEvent;
     this.speed = 1;
@@ -52,7 +56,7 @@ export class Animator {
         if (instant) this.hurry = before;
         this.pending -= 1;
         if (this.pending === 0) this.hurry = false;
-        this.renderer.requestDraw();
+        this.state.changed();
       }
     };
     this.tail = this.tail.then(run, run);
@@ -118,7 +122,7 @@ export class Animator {
     const r = this.renderer;
     if (this.instant || ms <= 0) {
       step(1);
-      r.requestDraw();
+      this.state.changed();
       return Promise.resolve();
     }
     return new Promise((resolve) => {
@@ -136,7 +140,7 @@ export class Animator {
 
   async ink(model, ev, along) {
     const r = this.renderer;
-    const o = r.overlay;
+    const o = this.state.overlay;
     this.land(model, ev);
     const index = model.ink.length - 1;
     const points = ev.points;
@@ -205,12 +209,11 @@ export class Animator {
     this.lastInk = { side: ev.side, at: performance.now() };
     if (lunger) o.positions.delete(lunger);
     for (const m of marks) if (m.ev.type === "crossed_out") o.crossProgress.delete(m.ev.soldier);
-    r.requestDraw();
+    this.state.changed();
   }
 
   async single(model, ev) {
-    const r = this.renderer;
-    const o = r.overlay;
+    const o = this.state.overlay;
     o.positions = o.positions || new Map();
     switch (ev.type) {
       case "base_drawn": {
@@ -252,7 +255,7 @@ export class Animator {
       }
       default:
         this.land(model, ev);
-        r.requestDraw();
+        this.state.changed();
     }
   }
 }

@@ -120,16 +120,17 @@ export function barView(model, opts, ui) {
 }
 
 /**
- * The page's marks for the player to act on (render.js's overlay): {half} — the side's half while
- * drawing bases, {zones, zoneSide} — the rings to arrange in, {pickBases, pickedBase} — the bases a
+ * The page's marks for the player to act on (render.js's overlay): {half: {side, y}} — the side's half
+ * while drawing bases, {zones, zoneSide} — the rings to arrange in (both the snapshot's `setup_marks`), {pickBases, pickedBase} — the bases a
  * send may tap. None while the ink of a move is being drawn (`ui.busy`) or it is not this phone's move.
  */
 export function overlayView(model, opts, ui) {
   const mine = isMyMove(model, ui) && !ui.busy;
-  const view = { half: mine && model.phase === "bases" ? model.sideToAct : null, zones: null, pickBases: null, pickedBase: null };
-  if (mine && model.phase === "positioning") {
-    const margin = model.rules.outside_margin ?? 0;
-    view.zones = [...model.bases.values()].filter((b) => b.side === model.sideToAct).map((b) => ({ x: b.x, y: b.y, r: b.r + margin }));
+  const marks = model.setupMarks;
+  const view = { half: null, zones: null, pickBases: null, pickedBase: null };
+  if (mine && marks && model.phase === "bases") view.half = { side: model.sideToAct, y: marks.half_y };
+  if (mine && marks && model.phase === "positioning") {
+    view.zones = marks.zones[model.sideToAct] || [];
     view.zoneSide = model.sideToAct;
   }
   const f = ui.sendFlow;

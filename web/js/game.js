@@ -24,6 +24,7 @@ import { pageElements, showCannotOpen } from "./pagedom.js";
 import { PageEnd } from "./pageend.js";
 import { PeopleFlow } from "./people.js";
 import { Renderer } from "./render.js";
+import { ScreenState } from "./screenstate.js";
 import { MoveSender } from "./sending.js";
 import { PageSync } from "./sync.js";
 import { say, toast } from "./ui.js";
@@ -64,10 +65,12 @@ export class GameScreen {
   get mode() { return this.ui.mode; }
 
   build() {
-    this.el = pageElements({ menu: () => this.menu(), wholePage: () => { this.renderer.resetZoom(); this.zoomed(1); } });
-    this.renderer = new Renderer(this.el.canvas);
-    this.animator = new Animator(this.renderer, (ev, model) => this.announce(ev, model));
-    this.input = new Input(this.renderer, this.aim);
+    this.el = pageElements({ menu: () => this.menu(), wholePage: () => { this.state.resetZoom(); this.zoomed(1); } });
+    // What the canvas shows (written by the flows, the gestures and the animator) and its drawing.
+    this.state = new ScreenState(this.el.canvas);
+    this.renderer = new Renderer(this.el.canvas, this.state);
+    this.animator = new Animator(this.state, this.renderer, (ev, model) => this.announce(ev, model));
+    this.input = new Input(this.state, this.aim);
     this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.el.stage));
     this.resizeObserver.observe(this.el.stage);
   }
@@ -114,7 +117,7 @@ export class GameScreen {
     if (this.model && snap.version < this.sync.received) return;
     this.sync.received = snap.version;
     this.model = modelFromSnapshot(snap);
-    this.renderer.setModel(this.model);
+    this.state.setModel(this.model);
     this.people.snapshot(snap);
     this.refresh();
   }
@@ -189,7 +192,7 @@ export class GameScreen {
 
   /** Turns the page to face the player holding the phone (see handover.js's pageTurned). */
   turnPage() {
-    if (this.model) this.renderer.setFlip(pageTurned(this.model, this.ui, this.handOver.handedTo));
+    if (this.model) this.state.setFlip(pageTurned(this.model, this.ui, this.handOver.handedTo));
   }
 
   zoomed(zoom) {
@@ -253,11 +256,10 @@ export class GameScreen {
     const opts = this.options();
     this.el.status.replaceChildren(...statusNodes(this.people.status(statusView(m, opts, ui)), ui.online === "offline"));
     this.el.presence.replaceChildren(...presenceNodes(ui.presence, this.mode));
-    Object.assign(this.renderer.overlay, overlayView(m, opts, ui));
     this.renderBar(this.people.bar(barView(m, opts, ui)));
     this.people.refresh();
     this.yourMove.update(m, this.ui);
-    this.renderer.requestDraw();
+    this.state.mark(overlayView(m, opts, ui));
   }
 
   renderHint() {
@@ -289,7 +291,7 @@ export class GameScreen {
   /** What the browser tests may read. */
   testState() {
     const m = this.model;
-    const v = this.renderer.view;
+    const v = this.state.view;
     return m ? {
       screen: "page", id: this.id, mode: this.mode, side: this.side, version: this.sync.received, phase: m.phase,
       sideToAct: m.sideToAct, turn: m.turn, options: this.options(), winner: m.winner, online: this.ui.online, presence: this.ui.presence,

@@ -78,7 +78,7 @@ export class HandOverFlow {
       if (s.gone) return;
       clearToasts();
       const card = handOver(side, words);
-      s.renderer.resetZoom();
+      s.state.resetZoom();
       s.zoomed(1);
       // Behind the card the page turns to face the player taking the phone.
       s.turnPage();

@@ -14,12 +14,13 @@ const DEG = Math.PI / 180;
 
 export class Input {
   /**
-   * Listens on the renderer's canvas. `app` answers what may be touched (tool(), soldiersToDrag(),
+   * Listens on the screen state's canvas and writes what the gestures show (the overlay, the zoom)
+   * into that state (screenstate.js). `app` answers what may be touched (tool(), soldiersToDrag(),
    * flickable(), aimContext(), kind()) and hears the moves (drawBase, moveSoldier, flick, pickBase,
    * tap, hint, aiming, say, zoomed).
    */
-  constructor(renderer, app) {
-    this.r = renderer;
+  constructor(state, app) {
+    this.state = state;
     this.app = app;
     this.gesture = null;
     this.pointers = new Map();
@@ -29,7 +30,7 @@ export class Input {
     // reached by keys: a page played by touch never fetches it.
     this.keys = null;
     this.keysLoading = null;
-    const c = renderer.canvas;
+    const c = state.canvas;
     c.addEventListener("pointerdown", (e) => this.down(e));
     c.addEventListener("pointermove", (e) => this.move(e));
     c.addEventListener("pointerup", (e) => this.up(e, false));
@@ -46,7 +47,7 @@ export class Input {
   }
 
   hitUnits() {
-    return HIT_RADIUS_CSS * this.r.unitsPerCssPx();
+    return HIT_RADIUS_CSS * this.state.unitsPerCssPx();
   }
 
   nearest(soldiers, p) {
@@ -62,7 +63,7 @@ export class Input {
   down(e) {
     if (e.pointerType === "mouse" && e.button !== 0) return;
     this.pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
-    try { this.r.canvas.setPointerCapture(e.pointerId); } catch { /* the pointer may already be gone */ }
+    try { this.state.canvas.setPointerCapture(e.pointerId); } catch { /* the pointer may already be gone */ }
     e.preventDefault();
     if (this.pointers.size === 2) {
       // A second finger: whatever the first one started is put down, and the two zoom and pan.
@@ -76,8 +77,8 @@ export class Input {
     this.app.usingKeys(false);
     // The transform is frozen for the whole gesture: nothing that moves the page meanwhile can
     // change what the finger means.
-    this.r.freeze();
-    const p = this.r.toPage(e.clientX, e.clientY);
+    this.state.freeze();
+    const p = this.state.toPage(e.clientX, e.clientY);
     const tool = this.app.tool();
     const g = { id: e.pointerId, tool, start: p, client: { x: e.clientX, y: e.clientY }, moved: false, maxPull: 0 };
     if (tool === "draw_base") {
@@ -102,20 +103,20 @@ export class Input {
       const [a, b] = [...this.pointers.values()];
       const m = mid(a, b);
       const d = Math.hypot(a.x - b.x, a.y - b.y) || 1;
-      this.r.zoomAt(this.pinch.mid.x, this.pinch.mid.y, (this.r.view.zoom * d) / this.pinch.d);
-      this.r.panBy(m.x - this.pinch.mid.x, m.y - this.pinch.mid.y);
+      this.state.zoomAt(this.pinch.mid.x, this.pinch.mid.y, (this.state.view.zoom * d) / this.pinch.d);
+      this.state.panBy(m.x - this.pinch.mid.x, m.y - this.pinch.mid.y);
       this.pinch = { mid: m, d };
-      this.app.zoomed(this.r.view.zoom);
+      this.app.zoomed(this.state.view.zoom);
       return;
     }
     const g = this.gesture;
     if (!g || e.pointerId !== g.id) return;
-    const p = this.r.toPage(e.clientX, e.clientY);
+    const p = this.state.toPage(e.clientX, e.clientY);
     g.last = p;
     g.lastClient = { x: e.clientX, y: e.clientY };
     if (Math.hypot(e.clientX - g.client.x, e.clientY - g.client.y) > TAP_CSS) g.moved = true;
-    const o = this.r.overlay;
-    const rules = this.r.rules;
+    const o = this.state.overlay;
+    const rules = this.state.rules;
     if (g.tool === "draw_base") {
       const raw = Math.hypot(p.x - g.start.x, p.y - g.start.y);
       const r = Math.min(rules.base_radius_max, Math.max(rules.base_radius_min, raw));
@@ -135,13 +136,13 @@ export class Input {
       this.showAim(g, s, dx, dy, cancel);
       o.loupe = { at: p, dir: pull ? { x: dx / pull, y: dy / pull } : null };
     }
-    this.r.requestDraw();
+    this.state.changed();
   }
 
   /** Draws the aim for soldier s pulled by (dx, dy) and remembers the vector to send. */
   showAim(g, s, dx, dy, cancel) {
-    const o = this.r.overlay;
-    const rules = this.r.rules;
+    const o = this.state.overlay;
+    const rules = this.state.rules;
     const pull = Math.hypot(dx, dy);
     const pv = flickPreview(rules, pull, this.app.aimContext());
     // A pull longer than pull_max is full power already; sending it just over that length (so that
@@ -170,14 +171,14 @@ export class Input {
   }
 
   clearOverlay(g) {
-    const o = this.r.overlay;
+    const o = this.state.overlay;
     o.draft = null;
     o.aim = null;
     o.selected = null;
     o.loupe = null;
     if (g && g.tool === "arrange" && o.positions) o.positions.delete(g.soldier.id);
-    this.r.unfreeze();
-    this.r.requestDraw();
+    this.state.unfreeze();
+    this.state.changed();
   }
 
   up(e, cancelled) {
@@ -200,7 +201,7 @@ export class Input {
         return;
       }
       const raw = Math.hypot(p.x - g.start.x, p.y - g.start.y);
-      const rules = this.r.rules;
+      const rules = this.state.rules;
       const r = Math.min(rules.base_radius_max, Math.max(rules.base_radius_min, raw));
       this.app.drawBase({ x: round(g.start.x), y: round(g.start.y), r: round(r) }, at);
     } else if (g.tool === "arrange") {
@@ -224,18 +225,18 @@ export class Input {
 
   wheel(e) {
     // Desktop: ctrl + wheel (or a trackpad pinch) zooms; the wheel alone pans a zoomed page.
-    if (e.ctrlKey) this.r.zoomAt(e.clientX, e.clientY, this.r.view.zoom * Math.exp(-e.deltaY / 200));
-    else if (this.r.view.zoom > 1) this.r.panBy(-e.deltaX, -e.deltaY);
+    if (e.ctrlKey) this.state.zoomAt(e.clientX, e.clientY, this.state.view.zoom * Math.exp(-e.deltaY / 200));
+    else if (this.state.view.zoom > 1) this.state.panBy(-e.deltaX, -e.deltaY);
     else return;
     e.preventDefault();
-    this.app.zoomed(this.r.view.zoom);
+    this.app.zoomed(this.state.view.zoom);
   }
 
   // ---- keys: choose a soldier, aim (angle and power), flick ----
 
   /** Starts loading keyplay.js (once); settles when `this.keys` is there. */
   loadKeys() {
-    this.keysLoading ||= import("./keyplay.js").then(({ KeyPlay }) => { this.keys = new KeyPlay(this.r, this.app); });
+    this.keysLoading ||= import("./keyplay.js").then(({ KeyPlay }) => { this.keys = new KeyPlay(this.state, this.app); });
     return this.keysLoading;
   }
 
@@ -314,9 +315,9 @@ export class Input {
   }
 
   aimByKeys(g, a) {
-    const pull = a.power * this.r.rules.pull_max;
+    const pull = a.power * this.state.rules.pull_max;
     const pv = this.showAim(g, a.soldier, Math.cos(a.angle) * pull, Math.sin(a.angle) * pull, false);
-    this.r.requestDraw();
+    this.state.changed();
     return pv;
   }
 
@@ -324,15 +325,15 @@ export class Input {
     if (this.keys) this.keys.putDown();
     if (!this.keyAim) return;
     this.keyAim = null;
-    const o = this.r.overlay;
+    const o = this.state.overlay;
     o.aim = null;
     o.selected = null;
     this.app.aiming(null);
-    this.r.requestDraw();
+    this.state.changed();
   }
 
   angleToNearestEnemy(s) {
-    const m = this.r.model;
+    const m = this.state.model;
     let best = null;
     for (const e of m ? m.soldiers.values() : []) {
       if (e.side === s.side || !e.alive) continue;
@@ -345,7 +346,7 @@ export class Input {
 
   /** Words for the keyboard aim: which soldier, which way as seen on screen, how hard, how far. */
   aimWords(a, pv, soldiers) {
-    const flip = this.r.view.flip;
+    const flip = this.state.view.flip;
     // Degrees clockwise from straight up the screen.
     const sx = Math.cos(a.angle) * (flip ? -1 : 1);
     const sy = Math.sin(a.angle) * (flip ? -1 : 1);

@@ -23,9 +23,9 @@ export function arrowStep(key, fine, flipped) {
 }
 
 export class KeyPlay {
-  /** Works on `renderer`'s overlay for `app` (the page's Aim). */
-  constructor(renderer, app) {
-    this.r = renderer;
+  /** Writes what the keys show into the screen's `state` (its overlay) for `app` (the page's Aim). */
+  constructor(state, app) {
+    this.state = state;
     this.app = app;
     this.draft = null; // the base circle being placed: {x, y, r}
     this.held = null; // the soldier being moved: {id, x, y}
@@ -50,27 +50,28 @@ export class KeyPlay {
 
   /** Takes every keyboard mark off the page (a pointer took over, or the turn moved on). */
   putDown() {
-    const o = this.r.overlay;
+    const o = this.state.overlay;
     if (this.draft) o.draft = null;
     if (this.held && o.positions) o.positions.delete(this.held.id);
     if (this.held || this.picked) o.selected = null;
     if (this.picked) o.draft = null;
     this.draft = this.held = this.picked = null;
-    this.r.requestDraw();
+    this.state.changed();
   }
 
   // ---- drawing a base ----
 
   baseKey(e) {
     const k = e.key;
-    const rules = this.r.rules;
+    const rules = this.state.rules;
     const side = this.app.drawSide();
     let fresh = false;
     if (!this.draft) {
       if (!["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "+", "=", "-", "n", "Enter", " "].includes(k)) return false;
-      // A first circle in the middle of the side's own half (blue's is the bottom half of the page).
-      const h = rules.page_height / 2;
-      this.draft = { x: rules.page_width / 2, y: side === "blue" ? h * 1.5 : h * 0.5, r: (rules.base_radius_min + rules.base_radius_max) / 2 };
+      // A first circle in the middle of the side's own half (blue's is below the server's half line).
+      const marks = this.state.model.setupMarks;
+      const h = marks ? marks.half_y : rules.page_height / 2;
+      this.draft = { x: rules.page_width / 2, y: side === "blue" ? (h + rules.page_height) / 2 : h / 2, r: (rules.base_radius_min + rules.base_radius_max) / 2 };
       fresh = true;
     }
     if (k === "Escape") {
@@ -86,7 +87,7 @@ export class KeyPlay {
       const step = (e.shiftKey && k !== "+" ? SIZE_FINE : SIZE_STEP) * (k === "-" ? -1 : 1);
       this.draft.r = Math.min(rules.base_radius_max, Math.max(rules.base_radius_min, this.draft.r + step));
     } else {
-      const s = arrowStep(k, e.shiftKey, this.r.view.flip);
+      const s = arrowStep(k, e.shiftKey, this.state.view.flip);
       if (s) {
         this.draft.x = Math.min(rules.page_width, Math.max(0, this.draft.x + s.dx));
         this.draft.y = Math.min(rules.page_height, Math.max(0, this.draft.y + s.dy));
@@ -95,8 +96,8 @@ export class KeyPlay {
       }
     }
     const d = this.draft;
-    this.r.overlay.draft = { x: d.x, y: d.y, r: d.r, side, ok: true };
-    this.r.requestDraw();
+    this.state.overlay.draft = { x: d.x, y: d.y, r: d.r, side, ok: true };
+    this.state.changed();
     this.app.say(`Base circle at ${Math.round(d.x)}, ${Math.round(d.y)}, radius ${Math.round(d.r)}. Arrows move it, plus and minus size it, Enter draws it.`);
     return true;
   }
@@ -107,7 +108,7 @@ export class KeyPlay {
     const k = e.key;
     const soldiers = this.app.soldiersToDrag().slice().sort(byPlace);
     if (!soldiers.length) return false;
-    const o = this.r.overlay;
+    const o = this.state.overlay;
     let held = this.held && soldiers.find((s) => s.id === this.held.id) ? this.held : null;
     if (k === "Escape") {
       if (held) this.app.say("Soldier put back.");
@@ -128,9 +129,9 @@ export class KeyPlay {
       else this.app.say("He stays where he is.");
       return true;
     } else {
-      const step = arrowStep(k, e.shiftKey, this.r.view.flip);
+      const step = arrowStep(k, e.shiftKey, this.state.view.flip);
       if (!step) return false;
-      const rules = this.r.rules;
+      const rules = this.state.rules;
       held.x = Math.min(rules.page_width, Math.max(0, held.x + step.dx));
       held.y = Math.min(rules.page_height, Math.max(0, held.y + step.dy));
     }
@@ -138,7 +139,7 @@ export class KeyPlay {
     o.positions = o.positions || new Map();
     o.positions.set(held.id, { x: held.x, y: held.y });
     o.selected = { x: held.x, y: held.y };
-    this.r.requestDraw();
+    this.state.changed();
     const n = soldiers.findIndex((s) => s.id === held.id) + 1;
     this.app.say(`Soldier ${n} of ${soldiers.length} at ${Math.round(held.x)}, ${Math.round(held.y)}. Arrows move him, Enter puts him there; Tab reaches Ready.`);
     return true;
@@ -164,9 +165,9 @@ export class KeyPlay {
     i = i < 0 ? 0 : (i + (back ? -1 : 1) + bases.length) % bases.length;
     const b = bases[i];
     this.picked = b.id;
-    const o = this.r.overlay;
+    const o = this.state.overlay;
     o.draft = { x: b.x, y: b.y, r: b.r + 8, side: b.side, ok: true };
-    this.r.requestDraw();
+    this.state.changed();
     this.app.say(`Base ${i + 1} of ${bases.length}. Enter picks it, Escape puts the send down.`);
     return true;
   }

@@ -25,29 +25,61 @@ function takeSeat(id, frag) {
 // Each screen's modules load on first use, so a screen loads only its own. Those a screen needs
 // beyond main.js's are asked for all at once (modulepreload) instead of one import level at a time.
 const COMMON = ["api.js", "nav.js", "paper.js", "start.js", "ui.js"];
-const PLAY = [...COMMON, "animate.js", "model.js", "render.js"];
+const PLAY = [...COMMON, "animate.js", "model.js", "render.js", "screenstate.js"];
 const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
   // keyplay.js, the page menu, the share sheet and the end sheet load on first use (input.js, game.js, pageend.js).
   page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "handover.js",
     "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "people.js", "preview.js",
     "sending.js", "sync.js", "words.js", "yourmove.js"],
-    () => import("./game.js")),
+    () => importInSteps(PAGE_STEPS, () => import("./game.js"))),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
   book: () => load(["bookview.js", "api.js", "clock.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
   howto: () => load(["howto.js", "nav.js", "paper.js", "ui.js"], () => import("./howto.js")),
   offline: () => import("../offline.js"),
 };
 let routing = 0;
+// Modulepreload links added in one task (see load).
+const PRELOADS_PER_TASK = 6;
+// The page screen's modules evaluated ahead of game.js, a group a task (see importInSteps).
+const PAGE_STEPS = [["./render.js", "./animate.js", "./api.js"], ["./input.js", "./aim.js", "./sync.js", "./sending.js"]];
 
-/** Asks for a screen's modules all at once (each once), then imports its entry module. */
+/**
+ * Imports a screen's entry module and asks for the screen's other modules at once (each once). Each
+ * `modulepreload` link starts a request as it is added, about a millisecond apiece on a slow phone, so
+ * they are added a few per task after the entry's import has started (its own fetch goes first, and
+ * no one task of the page's load grows long: Lighthouse's total blocking time, issue 21 item 13).
+ */
 function load(modules, entry) {
-  for (const m of modules) {
-    const href = new URL(m, import.meta.url).pathname;
-    if (document.querySelector(`link[rel=modulepreload][href="${href}"]`)) continue;
-    document.head.append(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
+  const imported = entry();
+  const hrefs = modules.map((m) => new URL(m, import.meta.url).pathname)
+    .filter((href) => !document.querySelector(`link[rel=modulepreload][href="${href}"]`));
+  const addSome = () => {
+    for (const href of hrefs.splice(0, PRELOADS_PER_TASK)) {
+      document.head.append(Object.assign(document.createElement("link"), { rel: "modulepreload", href }));
+    }
+    if (hrefs.length) setTimeout(addSome, 0);
+  };
+  addSome();
+  return imported;
+}
+
+/**
+ * Imports the groups of `steps` one task after another, then `entry()`: a screen's modules are then
+ * evaluated over a few tasks instead of all in one (the longest task of a page's load), while their
+ * files, asked for all at once by `load`, are fetched as before.
+ */
+async function importInSteps(steps, entry) {
+  for (const step of steps) {
+    await Promise.all(step.map((m) => import(m)));
+    await nextTask();
   }
   return entry();
+}
+
+/** Resolves in a task of its own (what follows does not lengthen the task that awaited it). */
+function nextTask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 // The service worker keeps the app shell on the phone (sw.js): the app opens at once and, offline,
@@ -144,12 +176,16 @@ async function route() {
   } else if (match) {
     const id = decodeURIComponent(match[1]);
     const seat = takeSeat(id, frag);
+    // The screen is built in a task after the one its modules were evaluated in: evaluating a
+    // screen's modules and building its elements made the longest task of a page's load.
     if (frag.get("view") === "replay") {
       const { ReplayScreen } = await screens.replay();
+      await nextTask();
       if (ticket !== routing) return;
       screen = new ReplayScreen(id);
     } else {
       const { GameScreen } = await screens.page();
+      await nextTask();
       if (ticket !== routing) return;
       screen = new GameScreen(id, seat);
     }
@@ -178,7 +214,7 @@ window.addEventListener("popstate", onPopState);
 // promise that settles once nothing is animating or waiting for the server.
 window.dotfight = {
   state: () => (current && current.testState ? current.testState() : { screen: current ? current.name : null }),
-  toPage: (x, y) => (current && current.renderer ? current.renderer.toClient(x, y) : null),
+  toPage: (x, y) => (current && current.state ? current.state.toClient(x, y) : null),
   idle: async () => {
     // Wait for a screen still loading its module, then for that screen to settle.
     for (let i = 0; i < 100 && !current; i++) await new Promise((r) => setTimeout(r, 20));

@@ -26,6 +26,9 @@ export function modelFromSnapshot(snap) {
     endReason: s.end_reason ?? null,
     seedSha256: s.seed_sha256 ?? null,
     bot: s.bot ?? null,
+    // What setup's marks show (the server's: the halves' line, the rings to arrange in); null in a
+    // replay, which draws none.
+    setupMarks: s.setup_marks ?? null,
     // The server's turn options (C6): each events message's last event brings the page's after it; an
     // event on the way there (ink, a bonus, a send, a new turn) makes them stale until they come.
     options: s.options ?? null,
@@ -55,14 +58,6 @@ export function baseAt(model, x, y, side = null) {
     if (d <= b.r && d < bestD) { best = b; bestD = d; }
   }
   return best;
-}
-
-/** Colour of the cross over a soldier crossed out by `by` with `cause` (the killer's side). */
-function crossSide(model, victim, by, cause) {
-  if (cause === "off_page") return victim.side;
-  if (by === "garrison") return otherSide(victim.side);
-  const killer = model.soldiers.get(by);
-  return killer ? killer.side : otherSide(victim.side);
 }
 
 /**
@@ -100,7 +95,8 @@ export function applyEvent(model, ev) {
       const s = model.soldiers.get(ev.soldier);
       if (!s) break;
       s.alive = false;
-      s.cross = { by: ev.by, cause: ev.cause, side: crossSide(model, s, ev.by, ev.cause) };
+      // Whose cross it is, the server's word (the engine's Cross.side, sent with every crossed_out).
+      s.cross = { by: ev.by, cause: ev.cause, side: ev.side ?? null };
       // A lunger shot where he landed or run off the page is crossed out where he stopped; a man hit
       // by a line stays where he stood (the event's point is where the line first touched him).
       if (ev.cause === "shot" || ev.cause === "off_page") { s.x = ev.at[0]; s.y = ev.at[1]; }
@@ -142,7 +138,7 @@ export function applyEvent(model, ev) {
     case "turn":
       model.sideToAct = ev.side;
       model.turn = {
-        side: ev.side, number: ((model.turn && model.turn.number) || 0) + 1, flicks_left: ev.flicks,
+        side: ev.side, number: ev.number ?? null, flicks_left: ev.flicks,
         chain: null, sent: false, last_stand: !!ev.last_stand, flicked: false, bonus: false,
       };
       model.optionsStale = true;

@@ -1,9 +1,9 @@
 // Draws the page on one canvas: a cached layer (paper, bases, finished ink) and, every frame, what
-// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers).
+// moves (soldiers, crosses, the line being drawn, the pen tip, aim and setup helpers). What to draw is
+// the screen's state (screenstate.js); the renderer only draws it.
 
 import { INK, circleCrossings, drawPaper, handCircle, hashSeed, penCross, penDot, penStroke } from "./paper.js";
 
-const DEFAULT_PAGE = { page_width: 1000, page_height: 1400, dot_radius: 7 };
 // A busy page kept readable (issue 21, item 10): a crossed-out soldier's dot and cross are drawn
 // fainter than a living one's, a living soldier sits on a small clearing of paper (this many dot
 // radii) over the lines that cross him, and lines older than the last turn are drawn fainter (the
@@ -14,18 +14,27 @@ const CLEARING = 1.5;
 const OLDER_INK_ALPHA = 0.5;
 const LAST_TURN_WIDTH = 1.15;
 const PAPER = "#fbf6e9";
+// Parts of the first layer drawn in one frame of the warm-up (the paper, a base: one; a line: two).
+const WARM_PARTS = 8;
+// How much larger the loupe shows what the thumb covers.
+const LOUPE = 2.5;
 const DESK = "#e9e2d0";
 
 export class Renderer {
-  /** Creates a renderer on a canvas; call resize() before the first draw. */
-  constructor(canvas) {
+  /**
+   * Draws `state` (screenstate.js: the model, the overlay, the view) on a canvas, and again whenever
+   * the state says it changed; call resize() or fitInside() before the first draw. It keeps no state
+   * of the screen's, only what drawing needs: the cached layer and the frame asked for.
+   */
+  constructor(canvas, state) {
     this.canvas = canvas;
+    this.state = state;
     this.ctx = canvas.getContext("2d");
     this.layer = document.createElement("canvas");
     this.layerCtx = this.layer.getContext("2d");
-    this.model = null;
-    this.overlay = {};
+    this.layerModel = null;
     this.layerKey = "";
+    this.layerBases = -1;
     this.layerInk = 0;
     this.layerRecent = 0;
     this.layerStillKey = "";
@@ -33,21 +42,25 @@ export class Renderer {
     this.scale = 1;
     this.cssWidth = 0;
     this.frameRequested = false;
-    // How the page sits in its canvas: turned half a turn (the red seat), zoomed and panned (pan in
-    // CSS px, zoom ≥ 1 keeps the page covering the canvas).
-    this.view = { flip: false, zoom: 1, panX: 0, panY: 0 };
-    // During a gesture the page-to-screen transform is frozen: the finger measures against the page
-    // as it was when it touched down, and any resize waits until the finger lifts.
-    this.frozen = null;
+    // A resize that came during a gesture (the state frozen) waits until the finger lifts.
     this.pendingFit = null;
     // The first draw is the costliest frame (both canvases get their pixels, the pen's code is cold):
-    // it is spread over this many frames before the whole first one, each its own short task
-    // (Lighthouse's total blocking time on a page in play; issue 21, item 13).
+    // it is spread over frames before the whole first one — the canvas's pixels (2), then the layer a
+    // few parts at a time (1) — each its own short task (Lighthouse's total blocking time on a page in
+    // play; issue 21, item 13).
     this.warmUp = 2;
+    state.listen(() => {
+      if (this.pendingFit && !state.frozen) {
+        const box = this.pendingFit;
+        this.pendingFit = null;
+        this.fitInside(box);
+      }
+      this.requestDraw();
+    });
   }
 
   get rules() {
-    return { ...DEFAULT_PAGE, ...(this.model ? this.model.rules : {}) };
+    return this.state.rules;
   }
 
   /** Sizes the canvas to a CSS width (height keeps the page's proportion) at the device pixel ratio. */
@@ -63,12 +76,12 @@ export class Renderer {
     this.layer.width = this.canvas.width;
     this.layer.height = this.canvas.height;
     this.scale = this.canvas.width / w;
-    this.setView(this.view);
+    this.state.laidOut(cssWidth, cssHeight);
   }
 
   /** Sizes the canvas to the widest whole CSS width whose page fits in the element `box`. */
   fitInside(box) {
-    if (this.frozen) {
+    if (this.state.frozen) {
       this.pendingFit = box;
       return;
     }
@@ -77,109 +90,18 @@ export class Renderer {
     if (width > 0 && Math.abs(width - this.cssWidth) >= 1) this.resize(width);
   }
 
-  /**
-   * Shows another model (or the same one changed by a snapshot); the cached layer (paper, rings, finished
-   * ink) is rebuilt unless the model is the same page at the same version (e.g. the socket's hello
-   * answering the snapshot just drawn: its ink is the same, and redrawing it all is the costliest frame).
-   */
-  setModel(model) {
-    const old = this.model;
-    const same = old && model && old.id === model.id && old.version === model.version && old.ink.length === model.ink.length;
-    this.model = model;
-    if (!same) this.layerKey = "";
-    this.requestDraw();
-  }
-
-  /** Freezes the page-to-screen transform for a gesture (see `frozen`). */
-  freeze() {
-    const r = this.canvas.getBoundingClientRect();
-    this.frozen = { rect: { left: r.left, top: r.top, width: r.width }, view: { ...this.view } };
-  }
-
-  /** Ends a gesture's freeze; a resize that waited is done now. */
-  unfreeze() {
-    this.frozen = null;
-    if (this.pendingFit) {
-      const box = this.pendingFit;
-      this.pendingFit = null;
-      this.fitInside(box);
-    }
-  }
-
-  /** Converts a client (CSS pixel) point to page units (with the frozen transform during a gesture). */
-  toPage(clientX, clientY) {
-    const { rect, view } = this.frozen || { rect: this.canvas.getBoundingClientRect(), view: this.view };
-    const { page_width: w, page_height: h } = this.rules;
-    const k = (rect.width / w) * view.zoom;
-    const u = (clientX - rect.left - view.panX) / k;
-    const v = (clientY - rect.top - view.panY) / k;
-    return view.flip ? { x: w - u, y: h - v } : { x: u, y: v };
-  }
-
-  /** Converts a page point to client (CSS pixel) coordinates. */
-  toClient(x, y) {
-    const rect = this.canvas.getBoundingClientRect();
-    const { page_width: w, page_height: h } = this.rules;
-    const view = this.view;
-    const k = (rect.width / w) * view.zoom;
-    const u = view.flip ? w - x : x;
-    const v = view.flip ? h - y : y;
-    return { x: rect.left + view.panX + u * k, y: rect.top + view.panY + v * k };
-  }
-
-  /** Page units per CSS pixel (at the current zoom). */
-  unitsPerCssPx() {
-    return this.rules.page_width / ((this.cssWidth || 1) * this.view.zoom);
-  }
-
-  /** Sets the page-to-canvas transform on a context: device pixels, zoom, pan and the half turn. */
-  pageTransform(ctx) {
+  /** The page-to-canvas transform (device pixels, zoom, pan and the half turn) as [a, b, c, d, e, f]. */
+  pageMatrix() {
     const { page_width: w, page_height: h } = this.rules;
     const dpr = this.canvas.width / (this.cssWidth || 1);
-    const v = this.view;
+    const v = this.state.view;
     const s = this.scale * v.zoom;
-    if (v.flip) ctx.setTransform(-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h);
-    else ctx.setTransform(s, 0, 0, s, v.panX * dpr, v.panY * dpr);
+    return v.flip ? [-s, 0, 0, -s, v.panX * dpr + s * w, v.panY * dpr + s * h] : [s, 0, 0, s, v.panX * dpr, v.panY * dpr];
   }
 
-  /** Turns the page half a turn (true: red's seat, red at the bottom) or back. */
-  setFlip(flip) {
-    if (this.view.flip === flip) return;
-    this.view = { ...this.view, flip };
-    this.layerKey = "";
-    this.requestDraw();
-  }
-
-  /** Zooms to `zoom` (1 … 5) keeping the page point under client point (cx, cy) where it is. */
-  zoomAt(cx, cy, zoom) {
-    const rect = this.canvas.getBoundingClientRect();
-    const z = Math.min(5, Math.max(1, zoom));
-    const v = this.view;
-    const fx = cx - rect.left;
-    const fy = cy - rect.top;
-    const panX = fx - ((fx - v.panX) * z) / v.zoom;
-    const panY = fy - ((fy - v.panY) * z) / v.zoom;
-    this.setView({ ...v, zoom: z, panX, panY });
-  }
-
-  /** Moves the zoomed page by (dx, dy) CSS px. */
-  panBy(dx, dy) {
-    const v = this.view;
-    this.setView({ ...v, panX: v.panX + dx, panY: v.panY + dy });
-  }
-
-  /** Back to the whole page. */
-  resetZoom() {
-    this.setView({ ...this.view, zoom: 1, panX: 0, panY: 0 });
-  }
-
-  setView(view) {
-    const cssW = this.cssWidth || 1;
-    const cssH = this.canvas.height / (this.canvas.width / cssW || 1);
-    const clamp = (p, size) => Math.min(0, Math.max(size * (1 - view.zoom), p));
-    this.view = { ...view, panX: clamp(view.panX, cssW), panY: clamp(view.panY, cssH) };
-    this.layerKey = "";
-    this.requestDraw();
+  /** Sets the page-to-canvas transform on a context. */
+  pageTransform(ctx) {
+    ctx.setTransform(...this.pageMatrix());
   }
 
   /** Asks for one redraw on the next animation frame (several requests share one frame). */
@@ -198,7 +120,11 @@ export class Renderer {
    * tab) does not hold it for ever.
    */
   async settled() {
-    for (let i = 0; i < 10 && (this.frameRequested || this.fading); i++) {
+    // A long page's warm-up takes a frame for every few lines: the bound follows it.
+    const m = this.state.model;
+    const bound = 10 + (m ? m.ink.length : 0);
+    const warming = () => this.warmUp > 0 && !!m && this.canvas.width > 0;
+    for (let i = 0; i < bound && (this.frameRequested || this.fading || warming()); i++) {
       if (this.fading) await this.fading;
       else await new Promise((resolve) => { requestAnimationFrame(() => setTimeout(resolve, 0)); setTimeout(resolve, 100); });
     }
@@ -206,17 +132,28 @@ export class Renderer {
 
   /** Number of ink lines that are finished (the one being animated is drawn live). */
   finishedInkCount() {
-    const live = this.overlay.liveInk;
-    return live ? live.index : this.model.ink.length;
+    const live = this.state.overlay.liveInk;
+    return live ? live.index : this.state.model.ink.length;
   }
 
-  /** Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. */
-  refreshLayer(fadeNow = false) {
-    const m = this.model;
+  /**
+   * Brings the cached layer up to date; `fadeNow`: the fading of a turn's lines is done here too. It is
+   * drawn in order — the paper, each base, each line of ink — as far as `budget` parts go (a base is
+   * one part, a line two: the warm-up spreads the first layer over frames); true once it is whole.
+   */
+  refreshLayer(fadeNow = false, budget = Infinity) {
+    const { model: m, overlay: o, view: v } = this.state;
+    if (m !== this.layerModel) {
+      // Another model: the layer is made again unless it is the same page at the same version (e.g.
+      // the socket's hello answering the snapshot just drawn: its ink is the same, and redrawing it
+      // all is the costliest frame).
+      const old = this.layerModel;
+      const same = old && old.id === m.id && old.version === m.version && old.ink.length === m.ink.length;
+      this.layerModel = m;
+      if (!same) this.layerKey = "";
+    }
     const ctx = this.layerCtx;
     const inkCount = this.finishedInkCount();
-    const o = this.overlay;
-    const v = this.view;
     const stillKey = `${this.layer.width}|${v.flip}|${v.zoom}|${v.panX}|${v.panY}|${[...m.bases.keys()].join(",")}|${o.drawingBase ? o.drawingBase.base.id : ""}`;
     // The last turn's lines are drawn stronger than the older ones: when the last turn changes, the
     // lines it leaves are drawn again, fainter — the layer is rebuilt, the costliest frame, so not while
@@ -234,20 +171,29 @@ export class Renderer {
     this.layerRecent = recent;
     this.layerStillKey = stillKey;
     if (key !== this.layerKey || inkCount < this.layerInk) {
+      this.layerKey = key;
+      this.layerBases = -1; // not even the paper yet
+      this.layerInk = 0;
+    }
+    const bases = [...m.bases.values()];
+    let left = budget;
+    if (this.layerBases < 0) {
       const { page_width: w, page_height: h } = this.rules;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.layer.width, this.layer.height);
       this.pageTransform(ctx);
       drawPaper(ctx, w, h);
-      for (const b of m.bases.values()) drawBase(ctx, b);
-      this.layerKey = key;
-      this.layerInk = 0;
+      this.layerBases = 0;
+      left -= 1;
     }
     this.pageTransform(ctx);
-    const bases = [...m.bases.values()];
-    for (let i = this.layerInk; i < inkCount; i++) drawInk(ctx, m.ink[i], i, Infinity, bases, i < recent);
-    this.layerInk = inkCount;
+    for (; this.layerBases < bases.length && left > 0; this.layerBases++, left -= 1) drawBase(ctx, bases[this.layerBases]);
+    if (this.layerBases < bases.length) return false;
+    for (; this.layerInk < inkCount && left > 0; this.layerInk++, left -= 2) {
+      drawInk(ctx, m.ink[this.layerInk], this.layerInk, Infinity, bases, this.layerInk < recent);
+    }
+    return this.layerInk >= inkCount;
   }
 
   /** Fades the last turn but one's lines in a task of its own, off the animation frames; `fading` until done. */
@@ -256,7 +202,7 @@ export class Renderer {
     this.fading = new Promise((resolve) => {
       setTimeout(() => {
         this.fading = null;
-        if (this.model && this.layer.width) {
+        if (this.state.model && this.layer.width) {
           this.refreshLayer(true);
           this.requestDraw();
         }
@@ -267,20 +213,24 @@ export class Renderer {
 
   /** Draws the whole frame now (the first one over three frames, see `warmUp`). */
   draw() {
-    if (!this.model || !this.canvas.width) return;
+    if (!this.state.model || !this.canvas.width) return;
     if (this.warmUp > 0) {
       this.warmStep();
       return;
     }
     this.refreshLayer();
     const ctx = this.ctx;
-    const o = this.overlay;
-    const m = this.model;
-    const r = this.rules;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(this.layer, 0, 0);
     this.pageTransform(ctx);
+    this.drawMoving(ctx);
+    if (this.state.overlay.loupe) this.drawLoupe(this.state.overlay.loupe);
+  }
 
+  /** Draws over the cached layer what changes from frame to frame, in page units on `ctx`'s transform. */
+  drawMoving(ctx) {
+    const { model: m, overlay: o } = this.state;
+    const r = this.rules;
     if (o.half) drawHalf(ctx, r, o.half);
     if (o.zones) drawZones(ctx, o.zones, o.zoneSide);
     if (o.pickBases) drawPickBases(ctx, m, o.pickBases, o.pickedBase);
@@ -315,37 +265,42 @@ export class Renderer {
     if (o.aim) drawAim(ctx, o.aim);
     if (o.sending) drawSending(ctx, o.sending);
     if (o.penTip) drawPenTip(ctx, o.penTip);
-    if (o.loupe) this.drawLoupe(o.loupe);
   }
 
-  /** One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer is made. */
+  /**
+   * One frame of the first draw's warm-up: the canvas gets its pixels (bare desk), then the cached layer
+   * is made a few parts a frame (WARM_PARTS: the paper and some bases, or some lines).
+   */
   warmStep() {
     if (this.warmUp === 2) {
       const ctx = this.ctx;
       ctx.setTransform(1, 0, 0, 1, 0, 0);
       ctx.fillStyle = DESK;
       ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
-    } else {
-      this.refreshLayer();
+      this.warmUp = 1;
+    } else if (this.refreshLayer(false, WARM_PARTS)) {
+      this.warmUp = 0;
     }
-    this.warmUp -= 1;
     this.requestDraw();
   }
 
   /**
    * A magnifier beside the finger showing, 2.5 times larger, what the thumb covers at page point
-   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier.
+   * p.at; it sits across the aim (p.dir, on screen), so it never hides the line or the soldier. It is
+   * drawn again, magnified (the cached layer, then what moves), not copied from the canvas: a copy of
+   * the canvas onto itself made the frame rasterise and copy its whole bitmap (the costliest frames of
+   * an aim, most of work-per-frame's p95 in benchmarks/web.py).
    */
   drawLoupe(p) {
     const ctx = this.ctx;
-    const c = this.toClient(p.at.x, p.at.y);
+    const c = this.state.toClient(p.at.x, p.at.y);
     const rect = this.canvas.getBoundingClientRect();
     const dpr = this.canvas.width / (this.cssWidth || 1);
     const fx = (c.x - rect.left) * dpr;
     const fy = (c.y - rect.top) * dpr;
     const R = 50 * dpr;
-    const src = R / 2.5;
-    const sign = this.view.flip ? -1 : 1;
+    const src = R / LOUPE;
+    const sign = this.state.view.flip ? -1 : 1;
     const dir = p.dir ? { x: p.dir.x * sign, y: p.dir.y * sign } : { x: 0, y: -1 };
     // Across the aim, on the side with more room; kept inside the canvas.
     let nx = -dir.y;
@@ -361,10 +316,17 @@ export class Renderer {
     ctx.arc(cx, cy, R, 0, Math.PI * 2);
     ctx.save();
     ctx.clip();
-    ctx.fillStyle = "#fbf6e9";
+    ctx.fillStyle = PAPER;
     ctx.fillRect(cx - R, cy - R, 2 * R, 2 * R);
-    ctx.drawImage(this.canvas, fx - src, fy - src, 2 * src, 2 * src, cx - R, cy - R, 2 * R, 2 * R);
+    ctx.drawImage(this.layer, fx - src, fy - src, 2 * src, 2 * src, cx - R, cy - R, 2 * R, 2 * R);
+    // The page transform, then 2.5× about the finger's point, moved to the loupe's centre.
+    const [a, b, c2, d, e, f] = this.pageMatrix();
+    ctx.setTransform(LOUPE * a, LOUPE * b, LOUPE * c2, LOUPE * d, cx + LOUPE * (e - fx), cy + LOUPE * (f - fy));
+    this.drawMoving(ctx);
     ctx.restore();
+    // The ring again: the drawing inside took the context's path.
+    ctx.beginPath();
+    ctx.arc(cx, cy, R, 0, Math.PI * 2);
     ctx.lineWidth = 2 * dpr;
     ctx.strokeStyle = "rgba(43, 43, 51, 0.55)";
     ctx.stroke();
@@ -423,21 +385,22 @@ function drawClearings(ctx, points, r) {
   ctx.restore();
 }
 
-function drawHalf(ctx, r, side) {
+function drawHalf(ctx, r, { side, y: h }) {
   // The drawing side's own half stays clean paper (a tint read as "not allowed"); the other half is
-  // lightly hatched in pencil grey, and the middle line is dashed in the side's ink.
-  const h = r.page_height / 2;
+  // lightly hatched in pencil grey, and the line between them (the server's `half_y`) is dashed in
+  // the side's ink.
   const y0 = side === "blue" ? 0 : h;
+  const height = side === "blue" ? h : r.page_height - h;
   ctx.save();
   ctx.beginPath();
-  ctx.rect(0, y0, r.page_width, h);
+  ctx.rect(0, y0, r.page_width, height);
   ctx.clip();
   ctx.strokeStyle = "rgba(90, 90, 90, 0.13)";
   ctx.lineWidth = 2;
   ctx.beginPath();
-  for (let x = -h; x < r.page_width; x += 36) {
-    ctx.moveTo(x, y0 + h);
-    ctx.lineTo(x + h, y0);
+  for (let x = -height; x < r.page_width; x += 36) {
+    ctx.moveTo(x, y0 + height);
+    ctx.lineTo(x + height, y0);
   }
   ctx.stroke();
   ctx.restore();

@@ -7,6 +7,7 @@ import { api } from "./api.js";
 import { applyEvent, blankModel, otherSide } from "./model.js";
 import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
+import { ScreenState } from "./screenstate.js";
 import { cap, h, mount } from "./ui.js";
 import { CODE_WORDS, endWords } from "./words.js";
 
@@ -64,8 +65,9 @@ export class ReplayScreen {
           this.scrub,
           h("button", { class: "btn btn-round", type: "button", "aria-label": "one move on", "data-action": "forward", onclick: () => { this.pause(); this.step(); } }, "›")),
         this.playBtn, this.speedBtn)));
-    this.renderer = new Renderer(this.canvas);
-    this.animator = new Animator(this.renderer);
+    this.state = new ScreenState(this.canvas);
+    this.renderer = new Renderer(this.canvas, this.state);
+    this.animator = new Animator(this.state, this.renderer);
     this.resizeObserver = new ResizeObserver(() => this.renderer.fitInside(this.stage));
     this.resizeObserver.observe(this.stage);
   }
@@ -109,8 +111,8 @@ export class ReplayScreen {
     this.model = blankModel(this.log.rules, this.id, this.log.mode);
     for (let i = 0; i < this.at; i++) for (const ev of this.entries[i].events || []) applyEvent(this.model, ev);
     this.model.version = this.at;
-    this.renderer.overlay = {};
-    this.renderer.setModel(this.model);
+    this.state.clearMarks();
+    this.state.setModel(this.model);
     this.showIntended(this.at - 1);
     this.update();
   }
@@ -120,17 +122,18 @@ export class ReplayScreen {
     const entry = this.entries[i];
     const a = entry && entry.action;
     if (!a || a.type !== "flick") {
-      this.renderer.overlay.intended = null;
+      this.state.mark({ intended: null });
       return;
     }
     const ink = (entry.events || []).find((e) => e.type === "ink");
     const len = Math.hypot(a.vector[0], a.vector[1]) || 1;
     if (!ink) return;
-    this.renderer.overlay.intended = [{
-      from: { x: ink.points[0][0], y: ink.points[0][1] }, side: ink.side, reach: ink.reach,
-      dir: { x: a.vector[0] / len, y: a.vector[1] / len },
-    }];
-    this.renderer.requestDraw();
+    this.state.mark({
+      intended: [{
+        from: { x: ink.points[0][0], y: ink.points[0][1] }, side: ink.side, reach: ink.reach,
+        dir: { x: a.vector[0] / len, y: a.vector[1] / len },
+      }],
+    });
   }
 
   /** Plays the next move with its animation. */

@@ -62,7 +62,7 @@ export class MoveSender {
         return false;
       } finally {
         s.ui.sending = null;
-        s.renderer.overlay.sending = null;
+        s.state.mark({ sending: null });
         this.acting = null;
         s.refresh();
       }

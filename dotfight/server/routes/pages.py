@@ -23,6 +23,7 @@ from dotfight.server.deps import (
     client_key,
 )
 from dotfight.server.errors import ApiError
+from dotfight.server.page_view import log_with_cross_sides
 from dotfight.server.pages.errors import BadToken
 from dotfight.server.schemas import (
     MAX_STORED_INT,
@@ -131,7 +132,8 @@ async def page_log(
         "seed": page.revealed_seed(),
     }
     text = await services.store.views.log(head, page.state.version, LogSlice(start, size))
-    return Response(text, media_type="application/json")
+    # The crosses' colours as on every other road to the browser (page_view.with_cross_sides).
+    return Response(log_with_cross_sides(page.state, text), media_type="application/json")
 
 
 @router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
