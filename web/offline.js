@@ -5,7 +5,6 @@
 
 import * as book from "./js/book.js";
 import { h, mount, toast } from "./js/ui.js";
-import { MODE_WORDS, PRESET_WORDS } from "./js/words.js";
 
 const SIDE_WORDS = { blue: "you play blue", red: "you play red", both: "both sides on this phone" };
 
@@ -34,7 +33,7 @@ export function showOffline(retry, away = "phone") {
       } }, "Try again")),
     pages.length
       ? h("ul", { class: "book-list" }, pages.map((p) => h("li", { class: "book-item", dataset: { id: p.id } },
-        h("div", { class: "what" }, `${PRESET_WORDS[p.preset] || "Page"}${MODE_WORDS[p.mode] ? ` · ${MODE_WORDS[p.mode]}` : ""}`),
+        h("div", { class: "what" }, `${book.PRESET_WORDS[p.preset] || "Page"}${book.MODE_WORDS[p.mode] ? ` · ${book.MODE_WORDS[p.mode]}` : ""}`),
         p.side && SIDE_WORDS[p.side] ? h("div", {}, SIDE_WORDS[p.side]) : null,
         h("div", { class: "when" }, `last opened ${new Date(p.openedAt || p.createdAt || Date.now()).toLocaleString()}`))))
       : h("p", { class: "tagline" }, "No pages yet — start one from the cover when you are back online.")));

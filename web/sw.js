@@ -27,7 +27,6 @@ const SHELL = [
   "/js/api.js",
   "/js/paper.js",
   "/js/ui.js",
-  "/js/words.js",
   "/js/howto.js",
 ];
 

@@ -1,6 +1,18 @@
 // The exercise book: the pages played on this device (and pages opened by link), kept in
-// localStorage with their seat tokens, newest first. Tokens never leave the device except to the
-// server in an Authorization header or a WebSocket hello.
+// localStorage with their seat tokens, newest first, and the words its lists name a page's size and
+// way of playing by. Tokens never leave the device except to the server in an Authorization header
+// or a WebSocket hello.
+
+// Here, not in words.js: the offline screen (in sw.js's shell) then needs no words.js, and the
+// cover's first load, which installs the shell, carries none of the page's words.
+export const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
+export const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
+
+/** "against Dawood-bot (normal)" for a bot page whose level is known, else the mode's words. */
+export function modeWords(mode, bot) {
+  const words = MODE_WORDS[mode] || "";
+  return mode === "bot" && bot && bot.strength ? `${words} (${bot.strength})` : words;
+}
 
 const KEY = "dotfight.book.v1";
 const MAX_PAGES = 200;

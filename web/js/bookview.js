@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { timeLeftWords } from "./clock.js";
 import { go, pagePath } from "./nav.js";
 import { cap, h, mount } from "./ui.js";
-import { PRESET_WORDS, endWords, modeWords } from "./words.js";
+import { endWords } from "./words.js";
 
 
 function standing(sum) {
@@ -59,7 +59,7 @@ export function showBook() {
       const when = new Date(sum && sum.updated_at ? sum.updated_at : p.openedAt || Date.now());
       const yours = yourMove(p, sum);
       return h("li", { class: `book-item${yours ? " your-move" : ""}`, dataset: { id: p.id } },
-        h("div", { class: "what" }, `${PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${modeWords((sum && sum.mode) || p.mode, (sum && sum.bot) || (p.spec && p.spec.bot))}`,
+        h("div", { class: "what" }, `${book.PRESET_WORDS[(sum && sum.preset) || p.preset] || "Page"} · ${book.modeWords((sum && sum.mode) || p.mode, (sum && sum.bot) || (p.spec && p.spec.bot))}`,
           yours ? h("span", { class: "badge your" }, "your move") : null),
         h("div", {}, summaries ? standing(sum) : "…", left ? h("span", { class: "time-left" }, ` · ${left}`) : null),
         h("div", { class: "when" }, when.toLocaleString()),

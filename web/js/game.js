@@ -1,7 +1,8 @@
 // The page screen: wires the page's modules together. Its state is two plain objects — `model`, the
 // page as the server last told it (model.js), and `ui`, what only this phone knows (below) — plus the
 // small state each flow keeps for itself: the move on its way (sending.js), the hand-over on one
-// phone (handover.js), the end sheet (pageend.js), the tab's "your move" mark (yourmove.js). What the
+// phone (handover.js), the end sheet (pageend.js), the tab's "your move" mark (yourmove.js), the
+// people's clocks, rematch and phrases (people.js; these three load when a page first needs them). What the
 // bars and marks show is decided by controls.js (pure functions of model, turn options and ui) and
 // drawn by bars.js; touches and keys go through input.js to aim.js; keeping in step with the server
 // is sync.js's; what the turn allows is the server's (options.js).
@@ -21,15 +22,18 @@ import { go, pagePath } from "./nav.js";
 import { penScratch } from "./notice.js";
 import { turnOptions } from "./options.js";
 import { pageElements, showCannotOpen } from "./pagedom.js";
-import { PageEnd } from "./pageend.js";
-import { PeopleFlow } from "./people.js";
 import { Renderer } from "./render.js";
 import { ScreenState } from "./screenstate.js";
 import { MoveSender } from "./sending.js";
 import { PageSync } from "./sync.js";
 import { say, toast } from "./ui.js";
 import { CODE_WORDS } from "./words.js";
-import { YourMoveNotice } from "./yourmove.js";
+
+/** Calls `fn` once the phone is idle after the next frame (a hidden tab draws none: a second at most). */
+function afterPaint(fn) {
+  requestAnimationFrame(() => ("requestIdleCallback" in window ? requestIdleCallback(fn, { timeout: 500 }) : setTimeout(fn, 0)));
+  setTimeout(fn, 1000);
+}
 
 export class GameScreen {
   /** Builds the page screen for page `id`; `seat` is {token, side} from the link or the book. */
@@ -53,9 +57,12 @@ export class GameScreen {
     this.sync = new PageSync(this, { id, token: this.ui.token });
     this.sender = new MoveSender(this);
     this.handOver = new HandOverFlow(this);
-    this.end = new PageEnd(this);
-    this.people = new PeopleFlow(this);
-    this.yourMove = new YourMoveNotice();
+    // Loaded when first needed (endFlow, loadPeople, open): pageend.js, people.js, yourmove.js.
+    this.end = null;
+    this.ending = null;
+    this.people = null;
+    this.peopleLoading = null;
+    this.yourMove = null;
     this.aim = new Aim(this);
     this.build();
   }
@@ -90,6 +97,13 @@ export class GameScreen {
     const preset = this.entry.preset || (snap.rules && snap.rules.preset) || undefined;
     this.entry = book.remember({ id: this.id, mode: this.mode, token: this.token || undefined, side: this.side || undefined, preset });
     this.setSnapshot(snap);
+    // The tab's "your move" mark says nothing on one phone (yourmove.js).
+    if (this.mode !== "local") {
+      import("./yourmove.js").then(({ YourMoveNotice }) => {
+        this.yourMove = new YourMoveNotice();
+        this.refresh();
+      }, () => {});
+    }
     // The screen that led here (the cover's Start, a link) is gone: the keyboard starts on the page.
     if (!document.activeElement || document.activeElement === document.body) this.el.canvas.focus({ preventScroll: true });
     this.handOver.start(this.model);
@@ -101,7 +115,7 @@ export class GameScreen {
       this.share();
     }
     this.refresh();
-    this.end.maybe(true);
+    this.endMaybe(true);
   }
 
   /** Leaves the screen: closes the socket and timers. */
@@ -109,8 +123,8 @@ export class GameScreen {
     this.gone = true;
     this.sync.stop();
     this.resizeObserver.disconnect();
-    this.yourMove.off();
-    this.people.close();
+    if (this.yourMove) this.yourMove.off();
+    if (this.people) this.people.close();
   }
 
   setSnapshot(snap) {
@@ -118,8 +132,42 @@ export class GameScreen {
     this.sync.received = snap.version;
     this.model = modelFromSnapshot(snap);
     this.state.setModel(this.model);
-    this.people.snapshot(snap);
+    // A seat of a link or live page, or a clock, is shown after the first paint; a finished page's rematch at once.
+    const between = (this.mode === "link" || this.mode === "live") && !!this.token;
+    const over = snap.phase === "over";
+    this.toPeople(!!snap.clock || between || over, (p) => p.snapshot(snap), over);
     this.refresh();
+  }
+
+  /** The end flow (pageend.js), loaded at the page's end; resolves it, or null when it cannot come. */
+  endFlow() {
+    return (this.ending ||= import("./pageend.js").then(({ PageEnd }) => (this.end = new PageEnd(this)), () => null));
+  }
+
+  /** Opens the end sheet if the page has just ended (`opening`: the screen is opening it; pageend.js). */
+  endMaybe(opening) {
+    if (this.model && this.model.phase === "over") this.endFlow().then((end) => { if (end && !this.gone) end.maybe(opening); });
+  }
+
+  /** Loads the people's flow once (now if `soon`, else after the first paint); resolves it, or null (gone, or cannot come). */
+  loadPeople(soon = true) {
+    if (!this.peopleLoading) {
+      const asked = new Promise((go) => { this.startPeople = go; });
+      this.peopleLoading = asked.then(() => import("./people.js")).then(({ PeopleFlow }) => {
+        this.people = this.gone ? null : new PeopleFlow(this);
+        this.refresh();
+        return this.people;
+      }, () => null);
+      afterPaint(this.startPeople);
+    }
+    if (soon) this.startPeople();
+    return this.peopleLoading;
+  }
+
+  /** Passes `call` to the people's flow: now, once it has come if on its way or `needed`, else never (nothing to update). */
+  toPeople(needed, call, soon = false) {
+    if (this.people) call(this.people);
+    else if (needed || this.peopleLoading) this.loadPeople(soon).then((p) => { if (p) call(p); });
   }
 
   /** The turn options now (C6 from the server; see options.js). */
@@ -181,7 +229,7 @@ export class GameScreen {
     this.refresh();
     // The hand-over card waits for a tap; settling is done meanwhile.
     this.handOver.maybe();
-    this.end.maybe(false);
+    this.endMaybe(false);
   }
 
   learnSide(side) {
@@ -254,11 +302,15 @@ export class GameScreen {
     // What the bars are drawn from; drawing them changes nothing (the animator's busy is read, not kept).
     const ui = { ...this.ui, busy: this.animator.busy };
     const opts = this.options();
-    this.el.status.replaceChildren(...statusNodes(this.people.status(statusView(m, opts, ui)), ui.online === "offline"));
+    const people = this.people;
+    const status = statusView(m, opts, ui);
+    this.el.status.replaceChildren(...statusNodes(people ? people.status(status) : status, ui.online === "offline"));
     this.el.presence.replaceChildren(...presenceNodes(ui.presence, this.mode));
-    this.renderBar(this.people.bar(barView(m, opts, ui)));
-    this.people.refresh();
-    this.yourMove.update(m, this.ui);
+    // No Rematch button before the people's flow says which (none, watching).
+    const bar = barView(m, opts, ui);
+    this.renderBar(people ? people.bar(bar) : { ...bar, items: bar.items.filter((it) => it.act !== "rematch") });
+    if (people) people.refresh();
+    if (this.yourMove) this.yourMove.update(m, this.ui);
     this.state.mark(overlayView(m, opts, ui));
   }
 
@@ -272,7 +324,7 @@ export class GameScreen {
     const send = (type) => () => this.sender.send({ type });
     const flow = (f) => { this.ui.sendFlow = f; this.refresh(); };
     const on = {
-      numbers: () => this.end.open(), replay: () => go(pagePath(this.id, "replay")), rematch: () => this.people.rematch(),
+      numbers: () => this.endFlow().then((end) => end && end.open()), replay: () => go(pagePath(this.id, "replay")), rematch: () => this.loadPeople().then((p) => p && p.rematch()),
       share: () => this.share(), quick_setup: send("quick_setup"), ready: send("ready"), stop: send("stop"),
       send: () => flow({ step: "from" }),
       cancel_send: () => flow(null),
@@ -297,7 +349,7 @@ export class GameScreen {
       sideToAct: m.sideToAct, turn: m.turn, options: this.options(), winner: m.winner, online: this.ui.online, presence: this.ui.presence,
       inkCount: m.ink.length, tool: this.aim.tool(), view: { flip: v.flip, zoom: v.zoom, panX: v.panX, panY: v.panY },
       waiting: { animating: this.animator.busy, looking: !!this.animator.looking, sending: !!this.sender.acting, syncing: !!this.sync.settling, handOver: !!this.handOver.handing },
-      bases: [...m.bases.values()], soldiers: [...m.soldiers.values()], people: this.people.testState(),
+      bases: [...m.bases.values()], soldiers: [...m.soldiers.values()], people: this.people && this.people.testState(),
     } : { screen: "page", id: this.id, loading: true };
   }
 
@@ -310,10 +362,15 @@ export class GameScreen {
       if (this.sync.settling) await this.sync.settling;
       if (this.handOver.pause) await this.handOver.pause;
       await this.renderer.settled();
-      if (this.end.opening) await this.end.opening;
+      if (this.ending) await this.ending;
+      const ending = this.end && this.end.opening;
+      if (ending) await ending;
       if (this.sheetOpening) await this.sheetOpening;
-      await this.people.idle();
-      if (!this.end.opening && !this.sheetOpening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
+      if (this.peopleLoading) {
+        const people = await this.peopleLoading;
+        if (people) await people.idle();
+      }
+      if (!(this.end && this.end.opening) && !this.sheetOpening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }
 }

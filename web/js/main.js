@@ -24,14 +24,15 @@ function takeSeat(id, frag) {
 
 // Each screen's modules load on first use, so a screen loads only its own. Those a screen needs
 // beyond main.js's are asked for all at once (modulepreload) instead of one import level at a time.
-const COMMON = ["api.js", "nav.js", "paper.js", "start.js", "ui.js"];
+const COMMON = ["api.js", "nav.js", "paper.js", "ui.js"];
 const PLAY = [...COMMON, "animate.js", "model.js", "render.js", "screenstate.js"];
 const screens = {
-  cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
-  // keyplay.js, the page menu, the share sheet and the end sheet load on first use (input.js, game.js, pageend.js).
+  cover: () => load(["cover.js", "start.js", ...COMMON], () => import("./cover.js")),
+  // keyplay.js, the page menu, the share sheet, the end (pageend.js and its sheet), people.js and
+  // yourmove.js load on first use (input.js, game.js, pageend.js).
   page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "handover.js",
-    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "people.js", "preview.js",
-    "sending.js", "sync.js", "words.js", "yourmove.js"],
+    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "preview.js",
+    "sending.js", "sync.js", "words.js"],
     () => importInSteps(PAGE_STEPS, () => import("./game.js"))),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
   book: () => load(["bookview.js", "api.js", "clock.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),

@@ -38,7 +38,7 @@ export class PageEnd {
   async open() {
     const s = this.screen;
     // The end sheet and the counting load at a page's end, not with every page screen.
-    const [{ endSheet }, { pageNumbers }, rematch] = await Promise.all([import("./ending.js"), import("./stats.js"), s.people.part("rematch")]);
+    const [{ endSheet }, { pageNumbers }, rematch] = await Promise.all([import("./ending.js"), import("./stats.js"), s.loadPeople().then((p) => (p ? p.part("rematch") : null))]);
     // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
     // again the next time the sheet opens).
     if (!this.numbers) {

@@ -1,12 +1,12 @@
 // The page menu (⋯): what the page is, share links, replay, the pen sound switch, how to play, a new
 // page, and resigning (asked twice).
 
+import * as book from "./book.js";
 import { go, pagePath } from "./nav.js";
 import { penScratch, penSoundOn, setPenSound } from "./notice.js";
 import { pushToggle } from "./push.js";
 import { sharePageButton } from "./sharepage.js";
 import { h, sheet } from "./ui.js";
-import { MODE_WORDS, PRESET_WORDS } from "./words.js";
 
 /** Opens the page menu for the page screen `screen`. */
 export function pageMenu(screen) {
@@ -23,7 +23,7 @@ export function pageMenu(screen) {
   const item = (label, fn, cls = "btn") => h("button", { class: cls, type: "button", onclick: () => { s.close(); fn(); } }, label);
   const shared = screen.mode === "link" || screen.mode === "live";
   const s = sheet("This page", h("div", { class: "stack" },
-    h("p", {}, `${PRESET_WORDS[screen.entry.preset] || "A page"} · ${MODE_WORDS[screen.mode] || ""}`),
+    h("p", {}, `${book.PRESET_WORDS[screen.entry.preset] || "A page"} · ${book.MODE_WORDS[screen.mode] || ""}`),
     shared ? item("Share links", () => screen.share()) : null,
     pushToggle({ id: screen.id, token: screen.token, mode: screen.mode, phase: m && m.phase }),
     sharePageButton(screen.id, () => s.close()),

@@ -8,6 +8,9 @@ import { PageLink, api } from "./api.js";
 
 const POLL_MS = 2000;
 
+/** Whether a socket message makes one of the people's parts (people.js's message): it loads their flow. */
+const peopleNews = (d) => d.type === "rematch" || d.type === "said" || (d.type === "presence" && !!d.claim_at) || (d.type === "events" && !!d.clock);
+
 export class PageSync {
   /**
    * `screen` is the page screen: it has `model`, `animator`, `sender` (sending.js), `gone`, and hears setSnapshot(snap),
@@ -47,7 +50,7 @@ export class PageSync {
       onPresence: (p) => s.presence(p),
       onStatus: (st) => s.online(st),
       onRefused: (err) => s.refused(err),
-      onMessage: (data) => s.people.message(data),
+      onMessage: (data) => s.toPeople(peopleNews(data), (p) => p.message(data)),
     });
     this.link.start();
     clearInterval(this.pollTimer);
@@ -131,7 +134,7 @@ export class PageSync {
   act(action, options) {
     // An answer over HTTP carries the page's clock after the move (issue 19): taken at once.
     return this.link.act(action, options).then((res) => {
-      if (res && res.clock !== undefined) this.screen.people.takeClock(res.clock);
+      if (res && res.clock !== undefined) this.screen.toPeople(!!res.clock, (p) => p.takeClock(res.clock));
       return res;
     });
   }

@@ -1,13 +1,5 @@
-// The game's own words for what the app shows: sizes, ways to play, and refusals said plainly.
-
-export const MODE_WORDS = { local: "pass one phone", bot: "against Dawood-bot", link: "shared link", live: "real time" };
-export const PRESET_WORDS = { classic: "Classic", quick: "Quick", dawood: "Dawood's own", custom: "Custom" };
-
-/** "against Dawood-bot (normal)" for a bot page whose level is known, else the mode's words. */
-export function modeWords(mode, bot) {
-  const words = MODE_WORDS[mode] || "";
-  return mode === "bot" && bot && bot.strength ? `${words} (${bot.strength})` : words;
-}
+// The page's own words: refusals said plainly and how a page ended. (A page's size and way of playing
+// are named by book.js, which the offline screen needs: this file stays off the cover's first load.)
 
 // Plain words for refusals by their code (an illegal move is said by its reason, below).
 export const CODE_WORDS = {
