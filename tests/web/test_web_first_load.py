@@ -4,9 +4,9 @@ size (the snapshot's rules name it), and the first keys pressed still work, in t
 keyplay.js is in; the service worker's first install asks the server again for nothing the page has
 just loaded. After issue 19's people met issue 21's frames (the budget over the base again): the cover
 and its worker's install fetch no words.js (the offline screen's words are book.js's); a page on one
-phone in play fetches neither people.js, yourmove.js nor pageend.js, which come at its end (and its end
-sheet and Rematch work as before); a seat of a link page asks for people.js only once its snapshot has
-come, never up front."""
+phone in play fetches neither people.js, yourmove.js nor pageend.js (the first and last come at its
+end, with its end sheet and Rematch as before); a seat of a link page asks for people.js only once
+its snapshot has come, never up front."""
 
 from __future__ import annotations
 
