@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dotfight.engine import State, turn_options
+from dotfight.server.people.clock import ClockState, view
 from dotfight.store.records import PageRecord
 
 
@@ -31,10 +33,12 @@ class BotSeat:
 @dataclass(frozen=True)
 class LoadedPage:
     """A page's fixed parts (as the store keeps them: the seed is 32 hex characters, secret until the
-    page is over) and its engine state at the latest version."""
+    page is over), its engine state at the latest version, and its clock at that version (None: a page
+    without a clock; issue 19)."""
 
     meta: PageRecord
     state: State
+    clock: ClockState | None = None
 
     @property
     def bot(self) -> BotSeat | None:
@@ -50,8 +54,13 @@ class LoadedPage:
         """Returns the seed once the page is over, else None."""
         return self.meta.seed if self.over else None
 
+    def clock_view(self, now: float | None = None) -> dict[str, Any] | None:
+        """The snapshot's `clock` as of `now` (default: the wall clock), None on a page without one."""
+        return view(self.clock, time.time() if now is None else now)
+
     def public_snapshot(self) -> dict[str, Any]:
-        """The engine's public snapshot plus the page's id, mode, seed commitment and (when over) seed."""
+        """The engine's public snapshot plus the page's id, mode, seed commitment, (when over) seed and
+        its `clock` counted down to now (PROTOCOL.md)."""
         snapshot = self.state.snapshot()
         snapshot["id"] = self.meta.id
         snapshot["mode"] = self.meta.mode
@@ -60,6 +69,7 @@ class LoadedPage:
         bot = self.bot
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
         snapshot["options"] = turn_options(self.state)
+        snapshot["clock"] = self.clock_view()
         return snapshot
 
 
