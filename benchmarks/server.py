@@ -28,6 +28,15 @@ and both contenders' medians and the ratio are printed. CPU per action is the su
 processes (PostgreSQL's own CPU is printed beside it, not included).
 
     python3 benchmarks/server.py --processes 2 --database postgresql --rounds 2 --pages 200 --think 1.0
+
+With `--proxy nginx`, contenders also run behind a real nginx configured from deploy/nginx.conf (the
+config tests/server/test_proxy_affinity.py runs: a loopback listener, the recipe's per-address limits
+lifted as the app's are), every socket and request through it: on PostgreSQL both seats of a page then
+land on the process its id hashes to (page affinity), beside the spread processes reached directly,
+and the one-process SQLite server is the baseline behind the same nginx. nginx's CPU is counted in the
+server CPU per action of the contenders behind it (and printed apart).
+
+    python3 benchmarks/server.py --processes 2 --database postgresql --proxy nginx --rounds 2 --pages 200
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dotfight.engine import apply, turn_options
 from dotfight.server.page_view import events_on_the_wire
 from dotfight.server.rooms import compact_json
+from tests.support.nginx_proxy import NginxProxy
 from tests.support.pages import SETUP_MOVES, engine_page_ready_to_play
 from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
 
@@ -292,15 +302,21 @@ async def run(
     bases: list[str],
     server_pids: list[int],
     database_cpu: Callable[[], float] | None = None,
+    proxy_pids: list[int] | None = None,
 ) -> dict[str, float]:
     """Plays the load against the servers (page i's blue socket on server i, red's on server i + 1,
-    round the list); prints and returns the figures (CPU and memory summed over the servers)."""
+    round the list); prints and returns the figures (CPU and memory summed over the servers; the CPU of
+    `proxy_pids`, the proxy in front of them, is counted in the server CPU too)."""
+    proxy_pids = proxy_pids or []
 
     def resident() -> int:
         return sum(rss_bytes(pid) for pid in server_pids)
 
     def server_cpu_now() -> float:
         return sum(cpu_seconds(pid) for pid in server_pids)
+
+    def proxy_cpu_now() -> float:
+        return sum(cpu_seconds(pid) for pid in proxy_pids)
 
     resident_before = resident()
     pages = await create_pages(bases[0], args.pages)
@@ -321,7 +337,7 @@ async def run(
     gc.freeze()
     gc.disable()
     profiler = start_profiler(args, server_pids)
-    server_cpu = server_cpu_now()
+    server_cpu, proxy_cpu = server_cpu_now(), proxy_cpu_now()
     system_cpu = sum(cpu_split(pid)[1] for pid in server_pids)
     db_cpu = database_cpu() if database_cpu is not None else 0.0
     own_cpu = time.process_time()
@@ -337,7 +353,8 @@ async def run(
     await asyncio.gather(*(play(page, args, latencies, started + args.seconds) for page in pages))
     watcher.cancel()
     elapsed = time.perf_counter() - started
-    server_cpu = server_cpu_now() - server_cpu
+    proxy_cpu = proxy_cpu_now() - proxy_cpu
+    server_cpu = server_cpu_now() - server_cpu + proxy_cpu
     system_cpu = sum(cpu_split(pid)[1] for pid in server_pids) - system_cpu
     if database_cpu is not None:
         db_cpu = database_cpu() - db_cpu
@@ -398,6 +415,12 @@ async def run(
         )
     else:
         print("  saturation: every page plays its next move as soon as it hears the last one")
+    if proxy_pids:
+        figures["proxy_cpu_ms_per_action"] = proxy_cpu / total * 1000
+        print(
+            f"  nginx CPU (counted in the server's): {figures['proxy_cpu_ms_per_action']:.2f} ms/action"
+            f" ({proxy_cpu / elapsed:.0%} of a core)"
+        )
     if database_cpu is not None:
         figures["db_cpu_ms_per_action"] = db_cpu / total * 1000
         print(
@@ -490,7 +513,52 @@ class FloorServer:
             self.process.wait(10)
 
 
-Contender = Callable[[Path], ServerProcess | FloorServer | PostgresServers]
+class ProxiedServers:
+    """A contender's servers behind nginx configured from deploy/nginx.conf (`--proxy nginx`): every
+    socket and request goes through the proxy, which sends each page to one process (page affinity)."""
+
+    def __init__(self, inner: ServerProcess | PostgresServers) -> None:
+        self.inner = inner
+        self.proxy: NginxProxy | None = None
+
+    @property
+    def servers(self) -> list[ServerProcess]:
+        return self.inner.servers if isinstance(self.inner, PostgresServers) else [self.inner]
+
+    def start(self) -> None:
+        self.inner.start()
+        self.proxy = NginxProxy(
+            [f"127.0.0.1:{server.port}" for server in self.servers], lift_per_address_limits=True
+        )
+        self.proxy.start()
+
+    @property
+    def base_urls(self) -> list[str]:
+        assert self.proxy is not None
+        return [self.proxy.base_url]
+
+    @property
+    def pids(self) -> list[int]:
+        return [server.process.pid for server in self.servers if server.process is not None]
+
+    @property
+    def proxy_pids(self) -> list[int]:
+        assert self.proxy is not None
+        return self.proxy.pids()
+
+    @property
+    def database_cpu(self) -> Callable[[], float] | None:
+        return self.inner.database_cpu if isinstance(self.inner, PostgresServers) else None
+
+    def stop(self) -> None:
+        try:
+            if self.proxy is not None:
+                self.proxy.stop()
+        finally:
+            self.inner.stop()
+
+
+Contender = Callable[[Path], ServerProcess | FloorServer | PostgresServers | ProxiedServers]
 
 
 def one_round(args: argparse.Namespace, make: Contender) -> dict[str, float]:
@@ -499,9 +567,12 @@ def one_round(args: argparse.Namespace, make: Contender) -> dict[str, float]:
         server = make(Path(workdir))
         try:
             server.start()
-            if isinstance(server, PostgresServers):
+            if isinstance(server, PostgresServers | ProxiedServers):
+                proxy_pids = server.proxy_pids if isinstance(server, ProxiedServers) else None
                 try:
-                    return run_client(run(args, server.base_urls, server.pids, server.database_cpu))
+                    return run_client(
+                        run(args, server.base_urls, server.pids, server.database_cpu, proxy_pids)
+                    )
                 except Exception:
                     for process in server.servers:
                         print(f"--- {process.log_path.name}\n{process.log_text()[-3000:]}", file=sys.stderr)
@@ -519,6 +590,7 @@ def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
         ("offered_per_s", "offered actions/s", "{:.0f}"),
         ("kept_up", "done / offered", "{:.3f}"),
         ("cpu_ms_per_action", "server CPU ms/action", "{:.3f}"),
+        ("proxy_cpu_ms_per_action", "  of it nginx, ms/action", "{:.3f}"),
         ("p50_ms", "p50 send -> opponent, ms", "{:.1f}"),
         ("p99_ms", "p99 send -> opponent, ms", "{:.1f}"),
         ("kb_per_page", "KB per live page (peak)", "{:.0f}"),
@@ -527,16 +599,20 @@ def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
     names = [name for name in results if name != base] + [base]
     rounds = len(results[base])
     print(f"\nmedians over {rounds} interleaved rounds (ratio: to {base})")
-    print(f"{'figure':28}" + "".join(f"{name:>14}" for name in names) + "".join(
-        f"{name + '/' + base:>16}" for name in names[:-1]
+    # Each column as wide as its name (the proxied contenders' names are long), at least as before.
+    width = {name: max(14, len(name) + 2) for name in names}
+    ratio_width = {name: max(16, len(name) + len(base) + 3) for name in names}
+    print(f"{'figure':28}" + "".join(f"{name:>{width[name]}}" for name in names) + "".join(
+        f"{name + '/' + base:>{ratio_width[name]}}" for name in names[:-1]
     ))  # fmt: skip
     for key, label, form in keys:
-        if key not in results[base][0]:
+        if not any(key in figures for runs in results.values() for figures in runs):
             continue
-        medians = {name: statistics.median(r[key] for r in results[name]) for name in names}
-        cells = "".join(f"{form.format(medians[name]):>14}" for name in names)
-        ratio = {name: medians[name] / medians[base] if medians[base] else float("nan") for name in names}
-        ratios = "".join(f"{ratio[name]:>15.2f}x" for name in names[:-1])
+        medians = {name: statistics.median(r.get(key, 0.0) for r in results[name]) for name in names}
+        cells = "".join(f"{form.format(medians[name]):>{width[name]}}" for name in names)
+        # A figure the base has not (nginx's CPU with the base reached directly) has no ratio.
+        ratio = {name: f"{medians[name] / medians[base]:.2f}x" if medians[base] else "-" for name in names}
+        ratios = "".join(f"{ratio[name]:>{ratio_width[name]}}" for name in names[:-1])
         print(f"{label:28}{cells}{ratios}")
 
 
@@ -597,6 +673,10 @@ def main() -> int:
         "--database", choices=("sqlite", "postgresql"), default="sqlite",
         help="the servers' database (default sqlite; postgresql: a throwaway cluster)",
     )  # fmt: skip
+    parser.add_argument(
+        "--proxy", choices=("nginx",), default=None,
+        help="also run the contenders behind nginx configured from deploy/nginx.conf (page affinity)",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.saturate:
         args.think, args.actions = 0.0, 10**9
@@ -609,6 +689,19 @@ def main() -> int:
         processes = args.processes
         contenders = {name: lambda workdir: PostgresServers(workdir, processes), "sqlite×1": bench_server}
         base = "sqlite×1"
+        if args.proxy == "nginx":
+            # Affinity behind nginx against the one process behind the same nginx; the spread
+            # processes, reached directly, beside them.
+            contenders = {
+                name: contenders[name],
+                f"{name} nginx": lambda workdir: ProxiedServers(PostgresServers(workdir, processes)),
+                "sqlite×1 nginx": lambda workdir: ProxiedServers(bench_server(workdir)),
+            }
+            base = "sqlite×1 nginx"
+    elif args.proxy == "nginx":
+        contenders = {"dotfight nginx": lambda workdir: ProxiedServers(bench_server(workdir))}
+        contenders["dotfight"] = bench_server
+        base = "dotfight"
     else:
         contenders["dotfight"] = bench_server
         if args.baseline is not None:
