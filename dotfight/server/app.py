@@ -151,6 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         authority.add_listener(timeouts.committed)
         authority.on_late_move = timeouts.late_move
+        authority.on_created = timeouts.created
         await timeouts.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()

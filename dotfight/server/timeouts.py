@@ -4,7 +4,8 @@ One `people.alarm.Alarm` per process (one heap, one task; nothing per waiting pa
 `time_out` becomes due (`clock.time_out_at`: the deadline plus the lag cap, so a move that is still in
 time is never beaten by it). It is set:
 
-- on each commit of this process (an authority listener), and for a move refused as late;
+- on each page this process creates and each commit it makes (an authority listener), and for a move
+  refused as late;
 - from `store.next_deadlines` at start and every `time_out_poll_s` (one indexed query per process, not
   per page: this is what ends a page whose watching process died).
 
@@ -100,6 +101,11 @@ class TimeOuts:
         if clock is None:
             return
         self._set(page.meta.id, clock, remind=True)
+
+    def created(self, page: LoadedPage) -> None:
+        """The authority's hook for a page just created: its first side to act's time runs already."""
+        if page.clock is not None:
+            self._set(page.meta.id, page.clock, remind=True)
 
     def late_move(self, page_id: str) -> None:
         """A move was refused as late: the page's time-out is due within the lag cap; look at it then."""

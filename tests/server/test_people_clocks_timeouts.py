@@ -15,7 +15,9 @@ import pytest
 from dotfight.server.heartbeat import DOWN_AFTER_BEATS, Heartbeat
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Arrival, CreatePage, PageAuthority, Seat
+from dotfight.server.pages.errors import EngineRefusal
 from dotfight.server.people.alarm import ManualClock
+from dotfight.server.people.clock import SETUP_MOVE_S
 from dotfight.server.people.lag import ALLOWANCE_CAP_S
 from dotfight.server.timeouts import TimeOuts
 from dotfight.store.memory import MemoryPageStore
@@ -41,6 +43,7 @@ class Process:
         )
         self.authority.add_listener(self.timeouts.committed)
         self.authority.on_late_move = self.timeouts.late_move
+        self.authority.on_created = self.timeouts.created
 
     async def __aenter__(self) -> Process:
         await self.timeouts.start()
@@ -239,3 +242,37 @@ async def test_a_downtime_is_credited_to_the_running_clocks_once(
     beats[0]._failing = True
     assert await beats[0].beat() is None
     assert store.next_deadlines(1)[0].deadline == datetime.fromtimestamp(START + 130, UTC)
+
+
+async def test_a_late_move_is_refused_and_the_time_out_written(
+    store: MemoryPageStore, clock: ManualClock
+) -> None:
+    async with Process(store, clock) as process:
+        page = await _live_page_in_play(process)
+        process.timeouts.stop()  # only the late move may set the alarm now
+        process.timeouts._alarm.clear(page.meta.id)
+        process.timeouts._alarm.start()
+        clock._now = START + 30.5
+        with pytest.raises(EngineRefusal):
+            await process.authority.act(
+                page.meta.id, Seat("blue"), flick(page.state), page.state.version, None
+            )
+        assert process.timeouts.waiting() == 1
+        await clock.advance(ALLOWANCE_CAP_S)
+        await _until_ended(store, page.meta.id, clock, 0)
+        assert [entry["type"] for entry in _endings(store, page.meta.id)] == ["time_out"]
+
+
+async def test_a_live_page_left_in_setup_ends_on_time_after_its_setup_move(
+    store: MemoryPageStore, clock: ManualClock
+) -> None:
+    async with Process(store, clock) as process:
+        created = await process.authority.create(
+            CreatePage("quick", None, 7, "live", clock={"initial_s": 600, "increment_s": 0})
+        )
+        await clock.advance(SETUP_MOVE_S + ALLOWANCE_CAP_S - 0.1)
+        assert _endings(store, created.page.meta.id) == []
+        await clock.advance(0.2)
+        await _until_ended(store, created.page.meta.id, clock, 0)
+        ended = await process.authority.page(created.page.meta.id)
+        assert ended.over and ended.state.winner == "red"  # blue never drew

@@ -253,8 +253,10 @@ class PageAuthority:
         self.store = store
         # The server's time (seconds since the epoch) for the clocks; tests hand in a controllable one.
         self.now = now
-        # Told the page id of a move refused as late (its time-out is due at most the lag cap later).
+        # Told the page id of a move refused as late (its time-out is due at most the lag cap later),
+        # and each page just created (a clock runs from its creation).
         self.on_late_move: Callable[[str], None] | None = None
+        self.on_created: Callable[[LoadedPage], None] | None = None
         self._capacity = capacity
         self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
         self._engines = WorkThreads(capacity.engine_threads, "dotfight-engine")
@@ -456,6 +458,8 @@ class PageAuthority:
         page = LoadedPage(record, state, clock)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
+        if self.on_created is not None:
+            self.on_created(page)
         return NewPage(page=page, seats=seats, clock=command.clock)
 
     @staticmethod
