@@ -97,7 +97,8 @@ def idle(few: int, many: int, seconds_: float, rounds: int) -> None:
     low, high = statistics.median(shares[few]), statistics.median(shares[many])
     measured = f"median of {rounds} × {seconds_:g} s"
     print(f"{few} idle live pages with clocks: {100 * low:.3f} % of a core ({measured})")
-    print(f"{many} idle live pages with clocks: {100 * high:.3f} % of a core; ratio {high / low:.2f}")
+    ratio = f"{high / low:.2f}" if low > 0 else "n/a"
+    print(f"{many} idle live pages with clocks: {100 * high:.3f} % of a core; ratio {ratio}")
 
 
 def main() -> None:
