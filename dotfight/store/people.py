@@ -214,8 +214,8 @@ def beat_crediting(
     for row in running:
         if row.clock_state is None:
             continue
-        update_ = credit(row.clock_state, down_from, now)
-        row.clock_state, row.deadline = update_.state, update_.deadline
+        moved = credit(row.clock_state, down_from, now)
+        row.clock_state, row.deadline = moved.state, moved.deadline
         credited.append(row.id)
     return Downtime(down_from, now, tuple(credited))
 
