@@ -1,8 +1,8 @@
 """Clocks on a real `dotfight serve` (issue 19, "How it is checked"): a live page with a 15 s clock ends on
 red's time with nobody touching it; a move sent a little before the flag wins the race, never both; a
-restart in the middle of a turn charges nobody for the downtime; SIGKILL of the process that watched a
-page's clock still ends it on time (two processes on one SQLite file; the PostgreSQL case is in
-tests/store/test_people_clocks_postgres.py). Loops are bounded."""
+restart in the middle of a turn, or a database outage, charges nobody for the downtime; SIGKILL of the
+process that watched a page's clock still ends it on time (two processes on one SQLite file; the
+PostgreSQL case is in tests/store/test_people_clocks_postgres.py). Loops are bounded."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.support.clock_pages import (
     seconds,
     wait_over,
 )
-from tests.support.page_client import act, snapshot
+from tests.support.page_client import act, outside_write_lock, snapshot
 from tests.support.players import nearest_snipe_action
 
 # The issue's bound: the server writes `time_out` within 10 s of the deadline.
@@ -118,3 +118,22 @@ def test_sigkill_of_the_process_watching_a_clock_still_ends_the_page_on_time(
         _assert_ended_on_time(other, page)
     finally:
         other.stop()
+
+
+def test_a_database_outage_charges_nobody(start_server: StartServer) -> None:
+    """The SQLite file's write lock held 8 s by another program: no beat, no move, no time-out can be
+    written; the first beat after it credits the stretch to red's running clock."""
+    lock_s = 8.0
+    server = start_server(extra_env={"DOTFIGHT_DB_BUSY_TIMEOUT_S": "1.0"})
+    page = live_page_at_reds_turn(server, initial_s=15)
+    started = page.deadline - 15
+    with outside_write_lock(server.database_url.removeprefix("sqlite:///"), lock_s) as lock:
+        locked = time.time()
+        lock.take()
+        lock.wait_released()
+    time.sleep(3.0)  # a beat fails its busy timeout, then the next one credits
+    shown = snapshot(server, page.id)
+    assert shown["phase"] == "play", shown["phase"]  # red's 15 s would have run out without the credit
+    charged = 15 - shown["clock"]["red_s"]
+    read = seconds(shown["clock"]["now"].replace("Z", "+00:00"))
+    assert locked - started - 1.5 <= charged <= read - started - lock_s + 0.5, (charged, read - started)
