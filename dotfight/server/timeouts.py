@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Callable
 
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, Arrival, PageAuthority, Seat, time_out_move_id
-from dotfight.server.pages.errors import EngineRefusal, NotFound, PageError, PageExpired, StaleVersion
+from dotfight.server.pages.errors import EngineRefusal, NotFound, PageExpired, StaleVersion
 from dotfight.server.people.alarm import Alarm, AlarmClock
 from dotfight.server.people.clock import ClockState, LinkClock, reminder_at, time_out_at
 from dotfight.server.people.lag import ALLOWANCE_CAP_S
@@ -43,6 +44,8 @@ logger = logging.getLogger(__name__)
 # next poll (a burst of pages ending at once), up to MAX_BATCH.
 FIRST_BATCH = 64
 MAX_BATCH = 8192
+# The time-outs' delays kept (the latest).
+DELAYS_KEPT = 1024
 # A reminder's key in the one alarm, beside the pages' time-outs.
 _REMINDER = "remind:"
 
@@ -73,8 +76,8 @@ class TimeOuts:
         self._alarm = Alarm(self._due, clock, max_sleep_s=poll_s)
         self._reminded: dict[str, float] = {}  # page id -> the `since` of the move last reminded of
         self._poller: asyncio.Task[None] | None = None
-        # Seconds from each written time-out's deadline to its commit, as measured (benchmarks read it).
-        self.delays: list[float] = []
+        # Seconds from each of the latest time-outs' deadline to its commit (for tests and a look).
+        self.delays: deque[float] = deque(maxlen=DELAYS_KEPT)
 
     # -- wiring
 
@@ -191,7 +194,7 @@ class TimeOuts:
         except (NotFound, PageExpired, EngineRefusal) as refusal:  # gone, or over already
             logger.info("page %s: no time-out written (%s)", page_id, refusal.message)
             return None
-        except (PageError, Exception) as error:  # the database is down: the poll sets it again
+        except Exception as error:  # the database is down: try again a poll later
             logger.warning("page %s: the time-out could not be written now (%s)", page_id, error)
             self._alarm.set(page_id, self._authority.now() + self._poll_s)
             return None

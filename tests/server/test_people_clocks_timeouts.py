@@ -109,7 +109,7 @@ async def test_a_live_page_ends_on_time_at_its_deadline_plus_the_cap_by_itself(
         assert (entry.side, entry.move_id) == ("blue", f"time_out@{page.state.version}")
         assert {"type": "game_over", "winner": "red", "reason": "time"} in entry.events
         assert ended.clock is not None and ended.clock.running is None
-        assert process.timeouts.delays == [pytest.approx(ALLOWANCE_CAP_S, abs=0.05)]
+        assert list(process.timeouts.delays) == [pytest.approx(ALLOWANCE_CAP_S, abs=0.05)]
 
 
 async def test_two_processes_noticing_at_once_write_one_time_out(
