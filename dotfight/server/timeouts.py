@@ -28,6 +28,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 
+from dotfight.server.cache import LruCache
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, Arrival, PageAuthority, Seat, time_out_move_id
 from dotfight.server.pages.errors import EngineRefusal, NotFound, PageExpired, StaleVersion
@@ -46,6 +47,8 @@ FIRST_BATCH = 64
 MAX_BATCH = 8192
 # The time-outs' delays kept (the latest).
 DELAYS_KEPT = 1024
+# Link pages whose last reminder this process remembers.
+REMINDED_KEPT = 100_000
 # A reminder's key in the one alarm, beside the pages' time-outs.
 _REMINDER = "remind:"
 
@@ -74,7 +77,8 @@ class TimeOuts:
         self._remind = remind
         # The alarm's clock reads the same time as the authority's (tests hand in one ManualClock to both).
         self._alarm = Alarm(self._due, clock, max_sleep_s=poll_s)
-        self._reminded: dict[str, float] = {}  # page id -> the `since` of the move last reminded of
+        # Page id -> the `since` of the move last reminded of (bounded: an old entry only risks a repeat).
+        self._reminded: LruCache[str, float] = LruCache(REMINDED_KEPT)
         self._poller: asyncio.Task[None] | None = None
         # Seconds from each of the latest time-outs' deadline to its commit (for tests and a look).
         self.delays: deque[float] = deque(maxlen=DELAYS_KEPT)
@@ -121,7 +125,7 @@ class TimeOuts:
         if at is None:
             self._alarm.clear(page_id)
             self._alarm.clear(_REMINDER + page_id)
-            self._reminded.pop(page_id, None)
+            self._reminded.drop(page_id)
             return
         self._alarm.set(page_id, at)
         reminder = reminder_at(clock) if remind and self._remind is not None else None
@@ -173,7 +177,7 @@ class TimeOuts:
             clock = page.clock
             at = None if clock is None or page.over else time_out_at(clock)
             if clock is None or clock.running is None or at is None:
-                self._reminded.pop(page_id, None)
+                self._reminded.drop(page_id)
                 return None
             now = self._authority.now()
             if now < at:
@@ -229,6 +233,6 @@ class TimeOuts:
         if now < at:
             self._alarm.set(_REMINDER + page_id, at)
             return
-        self._reminded[page_id] = clock.since or 0.0
+        self._reminded.put(page_id, clock.since or 0.0)
         deadline = clock.deadline or now
         self._remind(page, clock.running, max(0.0, deadline - now))
