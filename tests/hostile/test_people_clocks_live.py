@@ -6,6 +6,8 @@ PostgreSQL case is in tests/store/test_people_clocks_postgres.py). Loops are bou
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -47,6 +49,14 @@ def test_a_live_page_ends_on_reds_time_with_nobody_touching_it(start_server: Sta
     delay = _assert_ended_on_time(server, page)
     # Written at the deadline plus the lag cap (1 s), give or take the machine's load.
     assert delay >= 1.0
+    # `dotfight replay` verifies the page from its log, the server's time-out included.
+    replay = subprocess.run(
+        [sys.executable, "-m", "dotfight.cli", "replay", f"{server.base_url}/api/pages/{page.id}/log"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert replay.returncode == 0, replay.stdout + replay.stderr
 
 
 def test_a_move_a_little_before_the_flag_wins_never_both(start_server: StartServer) -> None:
