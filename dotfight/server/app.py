@@ -14,12 +14,13 @@ from sqlalchemy import Engine
 from starlette.types import Receive, Scope, Send
 
 import dotfight
-from dotfight.server import collector
+from dotfight.server import arrival, collector
 from dotfight.server.bot_runner import BotRunner
 from dotfight.server.broadcast import Broadcast, LocalBroadcast, PostgresBroadcast, notify_in_transaction
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.errors import ApiError, install_error_handlers
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
+from dotfight.server.heartbeat import Heartbeat
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.page_expiry import PageExpirySweeper
@@ -30,6 +31,7 @@ from dotfight.server.routes import card, fallback, health, page_html, pages, pic
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
+from dotfight.server.timeouts import TimeOuts
 from dotfight.server.workers.bot import load_bot_pool
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
@@ -80,6 +82,9 @@ class DotfightApp(FastAPI):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         page_id = ws.page_socket_id(scope)
         if page_id is None:
+            services = getattr(self.state, "services", None)
+            if scope["type"] == "http" and services is not None:
+                arrival.stamp(scope, services.authority.now)  # an action's clock counts from here
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self
@@ -139,6 +144,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         sweeper = PageExpirySweeper(settings, database, expired)
         sweeper.start()
+        # Clocks (issue 19): any downtime is credited to the running clocks before the first action,
+        # then one alarm ends the pages whose time is up.
+        heartbeat = Heartbeat(store, authority, settings.heartbeat_s)
+        await heartbeat.start()
+        app.state.timeouts = timeouts = TimeOuts(
+            authority, store, settings.time_out_poll_s, trusted=lambda: heartbeat.trusted, remind=push.remind
+        )
+        authority.add_listener(timeouts.committed)
+        authority.on_late_move = timeouts.late_move
+        authority.on_created = timeouts.created
+        await timeouts.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.
         bots.resume_waiting_pages()
         # What start-up made lives as long as the process: frozen out of the garbage collector's passes.
@@ -150,6 +166,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            timeouts.stop()
+            await heartbeat.stop()
             await sweeper.stop()
             await bots.stop()
             await push.close()

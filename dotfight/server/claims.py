@@ -22,7 +22,7 @@ from typing import Any
 
 from dotfight.engine.actions import SERVER_ONLY_ACTIONS
 from dotfight.server.errors import ApiError
-from dotfight.server.pages.authority import Applied, Seat
+from dotfight.server.pages.authority import Applied, Arrival, Seat
 from dotfight.server.pages.errors import BadRequest
 from dotfight.server.people.absence import claim_outcome
 from dotfight.server.people.clock import ClockError, ClockState
@@ -94,7 +94,10 @@ async def answer_claim(
             "claim: the other side is here (or has not been away long enough) and its time is not up",
             reason="claim_not_due",
         )
-    return await authority.act(page_id, Seat(side=actor), {"type": outcome}, version, move_id)
+    # Written by the server for the claimant: charged at its decision, with no lag allowance.
+    return await authority.act(
+        page_id, Seat(side=actor), {"type": outcome}, version, move_id, Arrival(rooms.now(), 0.0)
+    )
 
 
 def stored_clock(raw: dict[str, Any] | None) -> ClockState | None:

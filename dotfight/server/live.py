@@ -19,10 +19,11 @@ from dotfight.server.claims import answer_claim, is_claim
 from dotfight.server.deps import client_key
 from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_validation_error
 from dotfight.server.limits import TokenBucket
-from dotfight.server.pages.authority import Applied, Seat
+from dotfight.server.pages.authority import Applied, Arrival, Seat
 from dotfight.server.rooms import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
 from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
 from dotfight.server.services import Services
+from dotfight.server.socket_lag import allowance_of
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ class PageSocket:
         limit = self._services.settings.ws_max_message_bytes
         while True:
             message = await websocket.receive()
+            # The action's arrival for its clock: taken as the frame is read, before any work on it.
+            arrived_at = self._services.authority.now()
             if message["type"] == "websocket.disconnect":
                 return
             text = message.get("text")
@@ -147,7 +150,7 @@ class PageSocket:
                 if not await self._hello(parsed):
                     return
             else:
-                await self._action(parsed)
+                await self._action(parsed, arrived_at)
 
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
@@ -172,7 +175,8 @@ class PageSocket:
                 if 1 <= since <= version <= since + MAX_CATCH_UP_ACTIONS and not page.over:
                     batches = await authority.events_since(self._page_id, since, version)
                     sent = (Applied.sent(page.state, since + 1 + n, batch) for n, batch in enumerate(batches))
-                    connection.send(events_message(version, [event for one in sent for event in one.events]))
+                    caught_up = [event for one in sent for event in one.events]
+                    connection.send(events_message(version, caught_up, page.clock_view()))
                 else:
                     snapshot = page.public_snapshot()
                     label = seat.label if seat else None
@@ -190,7 +194,7 @@ class PageSocket:
         self._services.bots.wake(page)
         return True
 
-    async def _action(self, message: ActionMessage) -> None:
+    async def _action(self, message: ActionMessage, arrived_at: float) -> None:
         connection = self._connection
         if not self._joined:
             error = ApiError("bad_request", "say hello first")
@@ -208,8 +212,9 @@ class PageSocket:
                     self._services, self._page_id, self._seat, message.version, message.move_id
                 )
             else:
+                arrival = Arrival(arrived_at, allowance_of(connection.websocket.scope))
                 applied = await self._services.authority.act(
-                    self._page_id, self._seat, message.action, message.version, message.move_id
+                    self._page_id, self._seat, message.action, message.version, message.move_id, arrival
                 )
         except REFUSALS as refusal:
             connection.send_json(error_message(api_error(refusal), message.move_id))

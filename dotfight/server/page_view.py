@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dotfight.engine import State, turn_options
+from dotfight.server.people.clock import ClockState, view
 from dotfight.store.records import PageRecord
 
 
@@ -32,10 +34,12 @@ class BotSeat:
 @dataclass(frozen=True)
 class LoadedPage:
     """A page's fixed parts (as the store keeps them: the seed is 32 hex characters, secret until the
-    page is over) and its engine state at the latest version."""
+    page is over), its engine state at the latest version, and its clock at that version (None: a page
+    without a clock; issue 19)."""
 
     meta: PageRecord
     state: State
+    clock: ClockState | None = None
 
     @property
     def bot(self) -> BotSeat | None:
@@ -51,8 +55,13 @@ class LoadedPage:
         """Returns the seed once the page is over, else None."""
         return self.meta.seed if self.over else None
 
+    def clock_view(self, now: float | None = None) -> dict[str, Any] | None:
+        """The snapshot's `clock` as of `now` (default: the wall clock), None on a page without one."""
+        return view(self.clock, time.time() if now is None else now)
+
     def public_snapshot(self) -> dict[str, Any]:
-        """The engine's public snapshot plus the page's id, mode, seed commitment and (when over) seed."""
+        """The engine's public snapshot plus the page's id, mode, seed commitment, (when over) seed and
+        its `clock` counted down to now (PROTOCOL.md)."""
         snapshot = self.state.snapshot()
         snapshot["id"] = self.meta.id
         snapshot["mode"] = self.meta.mode
@@ -62,6 +71,7 @@ class LoadedPage:
         snapshot["bot"] = None if bot is None else {"side": bot.side, "strength": bot.strength}
         snapshot["options"] = turn_options(self.state)
         snapshot["setup_marks"] = setup_marks(self.state)
+        snapshot["clock"] = self.clock_view()
         return snapshot
 
 

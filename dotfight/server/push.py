@@ -163,6 +163,36 @@ def notice_for(state: State, events: Sequence[dict[str, Any]]) -> Notice | None:
     return Notice(them, title, f"{said}Your turn: {_plural(flicks, 'flick')}.{stand}")
 
 
+def time_out_notices(events: Sequence[dict[str, Any]]) -> list[Notice | None]:
+    """Returns what both seats are told when the page ended on time (issue 19), else nothing.
+
+    >>> blue, red = time_out_notices([{"type": "game_over", "winner": "red", "reason": "time"}])
+    >>> blue
+    Notice(side='blue', title='Red wins — Dotfight', body="Blue's time ran out.")
+    >>> red.side, red.body
+    ('red', "Blue's time ran out.")
+    """
+    for event in events:
+        if event.get("type") == "game_over" and event.get("reason") == "time":
+            winner = event["winner"]
+            title, body = f"{_cap(winner)} wins — Dotfight", f"{_cap(other_side(winner))}'s time ran out."
+            return [Notice(side, title, body) for side in ("blue", "red")]
+    return []
+
+
+def reminder_notice(side: str, left_s: float) -> Notice:
+    """Returns a link page's reminder: the side to act has a fifth of its time per move left.
+
+    >>> reminder_notice("blue", 4 * 3600 + 60).body
+    'A fifth of your time for this move is left: 4 hours.'
+    >>> reminder_notice("red", 59 * 60).body
+    'A fifth of your time for this move is left: 59 minutes.'
+    """
+    hours, minutes = int(left_s // 3600), int(left_s % 3600 // 60)
+    left = _plural(hours, "hour") if hours else _plural(max(minutes, 1), "minute")
+    return Notice(side, "Your move — Dotfight", f"A fifth of your time for this move is left: {left}.")
+
+
 @dataclass
 class _SeatDeliveries:
     """A seat's delivery under way, and the newest notice waiting to follow it."""
@@ -315,17 +345,28 @@ class PushService:
         presence = self._rooms.presence(page.meta.id)
         if presence["blue"] and presence["red"]:
             return
-        notice = notice_for(page.state, applied.events)
-        if notice is None or presence.get(notice.side):
+        ending = time_out_notices(applied.events)
+        for notice in ending or [notice_for(page.state, applied.events)]:
+            if notice is not None and not presence.get(notice.side):
+                self._queue(page.meta.id, notice.side, notice.payload(page.meta.id, applied.version))
+
+    def remind(self, page: LoadedPage, side: str, left_s: float) -> None:
+        """Queues a link page's reminder to the side to act (`left_s` of its move left), unless it has the
+        page open (issue 19: as lichess's correspondence alarm)."""
+        if page.meta.mode not in PUSH_MODES or self._rooms.presence(page.meta.id).get(side):
             return
-        payload = notice.payload(page.meta.id, applied.version)
-        seat = (page.meta.id, notice.side)
+        notice = reminder_notice(side, left_s)
+        self._queue(page.meta.id, side, notice.payload(page.meta.id, page.state.version))
+
+    def _queue(self, page_id: str, side: str, payload: dict[str, Any]) -> None:
+        """Queues a push to a seat (never waits): the newest replaces one waiting behind a delivery."""
+        seat = (page_id, side)
         deliveries = self._seats.get(seat)
         if deliveries is not None:
             deliveries.waiting = payload  # sent when the one under way is done; replaces an older one
             return
         if len(self._seats) >= MAX_PENDING:
-            logger.warning("page %s: too many pushes waiting; this one is dropped", page.meta.id)
+            logger.warning("page %s: too many pushes waiting; this one is dropped", page_id)
             return
         deliveries = self._seats[seat] = _SeatDeliveries()
         deliveries.task = asyncio.get_running_loop().create_task(self._serve_seat(seat, deliveries, payload))

@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     page_setup_ttl_days: float = Field(default=30.0, gt=0)
     # Seconds between sweeps for expired pages.
     page_expiry_sweep_seconds: float = Field(default=3600.0, gt=0)
+    # --- Clocks (issue 19). Seconds between a process's heartbeats: a stretch of 2.5 beats with no
+    # process beating is downtime, credited to every running clock (heartbeat.py).
+    heartbeat_s: float = Field(default=1.0, gt=0, le=60)
+    # Seconds between reads of the earliest deadlines (timeouts.py: ends the pages whose watching
+    # process died, within this plus the lag cap of the deadline).
+    time_out_poll_s: float = Field(default=2.0, gt=0, le=60)
     # --- Work, budgets and the database (issue 9, harden-a). Every cap is per server process: with
     # several processes (or uvicorn workers) each has its own, so the whole server allows N times it.
     # Threads reading the database (snapshots, logs, seats); SQLite in WAL lets readers run side by side.

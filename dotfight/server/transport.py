@@ -30,6 +30,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from dotfight.server.errors import ApiError
 from dotfight.server.settings import Settings
+from dotfight.server.socket_lag import SCOPE_KEY, SocketLag
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -583,8 +584,17 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         # uvicorn copied what the app needs into the scope, and websockets answered the handshake.
         event.headers.clear()
         self.request = None  # type: ignore[assignment]
+        self.scope[SCOPE_KEY] = SocketLag()  # type: ignore[literal-required]
         if self.handshake_complete:  # refused by websockets itself (not a valid handshake)
             self.response = None  # type: ignore[assignment]
+
+    def handle_pong(self, event: Any) -> None:
+        # The keep-alive ping's round trip is the socket's lag sample (socket_lag.py): no client message.
+        waiting = self.pending_ping_payload is not None
+        super().handle_pong(event)
+        lag = self.scope.get(SCOPE_KEY) if waiting and self.pending_ping_payload is None else None
+        if isinstance(lag, SocketLag):
+            lag.measured(self.last_ping_rtt)
 
     def start_keepalive(self) -> None:
         # Called once, right after the accepting response was sent: the response is not needed again.

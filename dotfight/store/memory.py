@@ -8,15 +8,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from dotfight.store.records import (
     Appended,
     AppendsAnsweredByFuture,
     Checkpoint,
+    ClockCredit,
     ClockUpdate,
     Deadline,
+    Downtime,
     LogEntry,
     NoSuchPage,
     PageRecord,
@@ -293,6 +295,27 @@ class MemoryPageStore(AppendsAnsweredByFuture):
         with self._lock:
             self._beats[process_id] = now
         return _answered(lambda: None)
+
+    def beat_crediting(
+        self, process_id: str, started_at: datetime, now: datetime, min_gap: timedelta, credit: ClockCredit
+    ) -> Future[Downtime | None]:
+        """Beats, crediting a downtime to the running clocks once (records.PeopleStore.beat_crediting)."""
+
+        def write() -> Downtime | None:
+            latest = max((at for at in self._beats.values() if at <= now), default=None)
+            self._beats[process_id] = now
+            if latest is None or now - latest < min_gap:
+                return None
+            credited = []
+            for page_id, page in sorted(self._pages.items()):
+                clock = page.clock
+                if clock is not None and clock.deadline is not None and page.row.status == "open":
+                    page.clock = credit(clock.state, latest, now)
+                    credited.append(page_id)
+            return Downtime(latest, now, tuple(credited))
+
+        with self._lock:
+            return _answered(write)
 
     def last_beat(self, before: datetime, excluding: str) -> datetime | None:
         """Returns the latest heartbeat of the other processes up to `before`, or None."""

@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import CursorResult, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from dotfight.store.models import PageRow, PhraseRow, RematchRow, ServerBeatRow
 from dotfight.store.records import (
+    ClockCredit,
     Deadline,
+    Downtime,
     NoPageToWrite,
     Phrase,
     PhraseCapReached,
@@ -180,6 +182,42 @@ def beat(session: Session, process_id: str, started_at: datetime, now: datetime)
         session.add(ServerBeatRow(process_id=process_id, started_at=started_at, beat_at=now))
     # The beats of processes gone for long are of no use to anyone: each beat sweeps them.
     session.execute(delete(ServerBeatRow).where(ServerBeatRow.beat_at < now - BEATS_KEPT))
+
+
+def beat_crediting(
+    session: Session,
+    process_id: str,
+    started_at: datetime,
+    now: datetime,
+    min_gap: timedelta,
+    credit: ClockCredit,
+) -> Downtime | None:
+    """Beats, crediting a downtime to the running clocks first (PeopleStore.beat_crediting). On
+    PostgreSQL the beats' table is locked for the transaction (against itself: plain beats still wait
+    only for this one), so two processes crediting at once go one after the other, and the second reads
+    the first's beat; SQLite has one writer at a time anyway. The running pages' rows are locked in id
+    order, the order every batch of the writer locks pages in."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text(f"LOCK TABLE {ServerBeatRow.__tablename__} IN SHARE ROW EXCLUSIVE MODE"))
+    latest = session.scalar(select(func.max(ServerBeatRow.beat_at)).where(ServerBeatRow.beat_at <= now))
+    beat(session, process_id, started_at, now)
+    if latest is None or now - as_utc(latest) < min_gap:
+        return None
+    down_from = as_utc(latest)
+    running = session.scalars(
+        select(PageRow)
+        .where(PageRow.deadline.is_not(None), PageRow.status == "open")
+        .order_by(PageRow.id)
+        .with_for_update()
+    )
+    credited = []
+    for row in running:
+        if row.clock_state is None:
+            continue
+        moved = credit(row.clock_state, down_from, now)
+        row.clock_state, row.deadline = moved.state, moved.deadline
+        credited.append(row.id)
+    return Downtime(down_from, now, tuple(credited))
 
 
 def last_beat(session: Session, before: datetime, excluding: str) -> datetime | None:

@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -68,6 +68,20 @@ class Deadline:
 
     page_id: str
     deadline: datetime
+
+
+# How a running clock is credited the time the server was down (`down_from`, `up_at`): its stored JSON in,
+# its new form out (the clock model's; the store never reads the JSON).
+ClockCredit = Callable[[dict[str, Any], datetime, datetime], ClockUpdate]
+
+
+@dataclass(frozen=True)
+class Downtime:
+    """A stretch no process beat in (`down_from` … `up_at`), credited to the running clocks of `pages`."""
+
+    down_from: datetime
+    up_at: datetime
+    pages: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -360,6 +374,15 @@ class PeopleStore(Protocol):
     def last_beat(self, before: datetime, excluding: str) -> datetime | None:
         """Returns the latest heartbeat of any other process up to `before` (e.g. this process's start:
         the server was down from then), or None when none ever beat."""
+        ...
+
+    def beat_crediting(
+        self, process_id: str, started_at: datetime, now: datetime, min_gap: timedelta, credit: ClockCredit
+    ) -> Future[Downtime | None]:
+        """Beats, and when no process had beaten for `min_gap` (the server, or its database, was down)
+        credits that stretch to every running clock with `credit`, in the same transaction: processes
+        doing this at once are put in line, so the second sees the first's beat and credits nothing (one
+        downtime is credited once). Answers the downtime credited, or None."""
         ...
 
 

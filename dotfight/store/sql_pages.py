@@ -45,8 +45,10 @@ from dotfight.store.records import (
     Appended,
     AppendsAnsweredByFuture,
     Checkpoint,
+    ClockCredit,
     ClockUpdate,
     Deadline,
+    Downtime,
     LogEntry,
     NoSuchPage,
     PageRecord,
@@ -357,6 +359,18 @@ class SqlPageStore(AppendsAnsweredByFuture):
         def write(transaction: Transaction) -> tuple[None, None]:
             people.beat(transaction.session, process_id, started_at, now)
             return None, None
+
+        return self._write(write, "")
+
+    def beat_crediting(
+        self, process_id: str, started_at: datetime, now: datetime, min_gap: timedelta, credit: ClockCredit
+    ) -> Future[Downtime | None]:
+        """Beats, crediting a downtime to the running clocks once (records.PeopleStore.beat_crediting)."""
+
+        def write(transaction: Transaction) -> tuple[Downtime | None, None]:
+            return people.beat_crediting(
+                transaction.session, process_id, started_at, now, min_gap, credit
+            ), None
 
         return self._write(write, "")
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from dotfight.server.people.clock import SETUP_MOVE_S
+
 LIVE_CLOCK = {"initial_s": 300, "increment_s": 3}
 LINK_CLOCK = {"per_move_s": 86_400}
 
@@ -45,21 +47,21 @@ def test_a_clock_in_range_is_kept_and_shown(
     created = response.json()
     shown = created["snapshot"]["clock"]
     assert {key: shown[key] for key in clock} == clock
-    assert (shown["blue_s"], shown["red_s"], shown["running"], shown["deadline"]) == (
-        whole,
-        whole,
-        None,
-        None,
-    )
-    assert shown["now"].endswith("Z")
-    assert before.replace(microsecond=0) <= datetime.fromisoformat(shown["now"]) <= datetime.now(UTC)
+    # Blue, to act first, runs from the creation: its setup move's time on a live page (both clocks stay
+    # whole until the first turn of play), its time for the move on a link page.
+    now = datetime.fromisoformat(shown["now"])
+    budget = SETUP_MOVE_S if mode == "live" else whole
+    assert shown["running"] == "blue" and shown["red_s"] == whole
+    assert whole - 5 <= shown["blue_s"] <= whole
+    deadline = datetime.fromisoformat(shown["deadline"])
+    assert budget - 5 <= (deadline - now).total_seconds() <= budget
+    if mode == "link":  # counted down to the answer's `now`
+        assert abs(shown["blue_s"] - (deadline - now).total_seconds()) <= 0.002
+    assert shown["now"].endswith("Z") and shown["deadline"].endswith("Z")
+    assert before.replace(microsecond=0) <= now <= datetime.now(UTC)
     summary = _summary(client, created["id"])
-    assert (summary["clock"], summary["deadline"], summary["running"], summary["reason"]) == (
-        clock,
-        None,
-        None,
-        None,
-    )
+    assert (summary["clock"], summary["running"], summary["reason"]) == (clock, "blue", None)
+    assert abs((datetime.fromisoformat(summary["deadline"]) - deadline).total_seconds()) < 0.001
 
 
 @pytest.mark.parametrize("mode", ["live", "link", "local", "bot"])

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -52,11 +53,14 @@ from dotfight.server.pages.errors import (
     Unavailable,
 )
 from dotfight.server.pages.handoff import LoopReplies, WorkThreads
+from dotfight.server.people.clock import ClockState, LateMove, after_commit, settings_from_json, start_clock
+from dotfight.server.people.lag import HTTP_ALLOWANCE_S
 from dotfight.server.workers import WorkerFailed
 from dotfight.server.workers.engine import EngineWorkers, within_new_page_limits
 from dotfight.store.records import (
     Appended,
     Checkpoint,
+    ClockUpdate,
     LogEntry,
     NoSuchPage,
     PageRecord,
@@ -116,14 +120,24 @@ class Seat:
         return self.side or "both"
 
 
+class Arrival(NamedTuple):
+    """When an action reached the server (seconds since the epoch: the socket frame read, the HTTP
+    request begun) and the lag allowance its sender gets (people/lag.py; 0 for what the server writes)."""
+
+    at: float
+    allowance: float = HTTP_ALLOWANCE_S
+
+
 @dataclass(frozen=True)
 class Applied:
     """The outcome of one action as it goes out (to its sender and to every socket of the page): its
-    version and its events as sent (`duplicate`: a first answer read from the log)."""
+    version and its events as sent (`duplicate`: a first answer read from the log), and on a page with a
+    clock the snapshot's `clock` as of the answer (issue 19)."""
 
     version: int
     events: list[dict[str, Any]]
     duplicate: bool = False
+    clock: dict[str, Any] | None = None
 
     @classmethod
     def sent(
@@ -160,12 +174,13 @@ class NewPage:
 
 
 class _Move(NamedTuple):
-    """An action worked out by the engine, not yet stored: its log entry, the page's new state, and the
-    action as sent."""
+    """An action worked out by the engine, not yet stored: its log entry, the page's new state, the
+    action as sent, and the page's clock after it (None: no clock)."""
 
     entry: LogEntry
     state: State
     applied: Applied
+    clock: ClockState | None = None
 
 
 # What an action's write answers: the action as sent, or the first answer of its move_id in the log (put
@@ -192,6 +207,23 @@ def checkpoint_of(state: State) -> Checkpoint:
     )
 
 
+def clock_update(clock: ClockState) -> ClockUpdate:
+    """The store's form of a page's clock: its JSON and the running side's deadline, which the store
+    indexes (what the time-out writer polls)."""
+    deadline = clock.deadline
+    return ClockUpdate(clock.to_json(), None if deadline is None else datetime.fromtimestamp(deadline, UTC))
+
+
+def time_out_move_id(version: int) -> str:
+    """The move_id of the `time_out` written at `version`: the same on every process, so two noticing at
+    once write one entry (the version check and the move_id's dedupe). A client's move_id cannot hold '@'.
+
+    >>> time_out_move_id(12)
+    'time_out@12'
+    """
+    return f"time_out@{version}"
+
+
 def missing(error: NoSuchPage) -> PageError:
     """The refusal for a page the store does not have: expired (410) or unknown (404)."""
     if error.expired:
@@ -214,9 +246,17 @@ def engine_refusal(error: EngineError) -> EngineRefusal:
 class PageAuthority:
     """Creates pages, applies actions and reads pages, with one writer per page at a time."""
 
-    def __init__(self, store: PageStore, capacity: Capacity | None = None) -> None:
+    def __init__(
+        self, store: PageStore, capacity: Capacity | None = None, now: Callable[[], float] = time.time
+    ) -> None:
         capacity = capacity or Capacity()
         self.store = store
+        # The server's time (seconds since the epoch) for the clocks; tests hand in a controllable one.
+        self.now = now
+        # Told the page id of a move refused as late (its time-out is due at most the lag cap later),
+        # and each page just created (a clock runs from its creation).
+        self.on_late_move: Callable[[str], None] | None = None
+        self.on_created: Callable[[LoadedPage], None] | None = None
         self._capacity = capacity
         self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
         self._engines = WorkThreads(capacity.engine_threads, "dotfight-engine")
@@ -253,6 +293,11 @@ class PageAuthority:
         """Drops a page's state from memory (it is loaded from the store when next asked for)."""
         self._pages.drop(page_id)
 
+    def forget_all(self) -> None:
+        """Drops every page from memory: after a database outage another process may have credited the
+        downtime to the clocks held here (heartbeat.py); pages are loaded again as they are asked for."""
+        self._pages = LruCache(self._capacity.cache_pages)
+
     def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
         """Applies one action (raising the engine's refusal), in a worker process for rules outside the
         new-page limits (workers/engine.py). Called on engine and reader threads only."""
@@ -288,7 +333,8 @@ class PageAuthority:
         Memory only holds committed states: one newer than `version` was committed since it was read."""
         if cached is not None and cached.state.version >= version:
             return cached
-        if cached is not None:
+        # A page with a clock is loaded again: its clock is written with each move, never in the log.
+        if cached is not None and cached.meta.clock is None:
             at = cached.state.version
             if entries is None:
                 entries = self.store.log(page_id, at, up_to=version)
@@ -333,7 +379,8 @@ class PageAuthority:
             )
         if state.version != stored.version:
             raise RuntimeError(f"page {page_id}: rebuilt at version {state.version}, stored {stored.version}")
-        page = LoadedPage(meta, state)
+        clock = None if stored.clock_state is None else ClockState.from_json(stored.clock_state)
+        page = LoadedPage(meta, state, clock)
         self._pages.put(page_id, page)
         return page
 
@@ -401,11 +448,18 @@ class PageAuthority:
             clock=command.clock,
         )
         seats, seat_records = self._new_seats(command.mode, bot)
-        first = replace(checkpoint_of(state), state=state.to_json())
+        clock = None
+        if command.clock is not None:  # validated by the schema: its time starts now
+            clock = start_clock(settings_from_json(command.clock), state, self.now())
+        first = replace(
+            checkpoint_of(state), state=state.to_json(), clock=None if clock is None else clock_update(clock)
+        )
         await asyncio.wrap_future(self.store.create(record, first, seat_records))
-        page = LoadedPage(record, state)
+        page = LoadedPage(record, state, clock)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
+        if self.on_created is not None:
+            self.on_created(page)
         return NewPage(page=page, seats=seats, clock=command.clock)
 
     @staticmethod
@@ -440,9 +494,17 @@ class PageAuthority:
     # acting
 
     async def act(
-        self, page_id: str, seat: Seat, action: dict[str, Any], version: int, move_id: str | None
+        self,
+        page_id: str,
+        seat: Seat,
+        action: dict[str, Any],
+        version: int,
+        move_id: str | None,
+        arrival: Arrival | None = None,
     ) -> Applied:
         """Applies one action for a seat at the version its sender saw, stores it, then tells listeners.
+        On a page with a clock the action is charged from its `arrival` (default: now, with the HTTP
+        allowance), and one that came too late is refused (`illegal_action`, `out_of_time`).
 
         Raises NotFound, StaleVersion (with the snapshot), EngineRefusal, BadRequest when a move_id was
         already used by the other side or the action would change nothing, or Unavailable when an
@@ -457,10 +519,17 @@ class PageAuthority:
             outcome: asyncio.Future[Answer] = loop.create_future()
             reply = partial(self._replies_on(loop).settle, outcome)
             page = self._pages.get(page_id)
-            if page is None or not self._inline(page, seat, action, version, move_id, reply):
-                self._engines.submit(self._on_engine_thread, page_id, seat, action, version, move_id, reply)
+            arrival = arrival or Arrival(self.now())
+            if page is None or not self._inline(page, seat, action, version, move_id, reply, arrival):
+                self._engines.submit(
+                    self._on_engine_thread, page_id, seat, action, version, move_id, reply, arrival
+                )
             try:
                 page, answer = await outcome
+            except EngineRefusal as refusal:
+                if refusal.reason == "out_of_time" and self.on_late_move is not None:
+                    self.on_late_move(page_id)
+                raise
             except VersionMoved:
                 page, answer = await self._after_lost_race(page_id, seat, move_id)
             except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
@@ -468,13 +537,23 @@ class PageAuthority:
             except NoSuchPage as error:
                 raise missing(error) from None
             if isinstance(answer, Applied):
+                answer = self._with_clock(page, answer)
                 self._tell_listeners(page, answer)
                 return answer
             if page.state.version < answer.version:
                 # Found in the log by a write that held an older page (another process wrote it): the
                 # page as it stands now, so the answer is the first one, options included.
                 page = await self.page(page_id)
-            return Applied.sent(page.state, answer.version, answer.events, duplicate=True)
+            return self._with_clock(
+                page, Applied.sent(page.state, answer.version, answer.events, duplicate=True)
+            )
+
+    def _with_clock(self, page: LoadedPage, applied: Applied) -> Applied:
+        """The answer with the page's `clock` as of now (the browser counts down from it), on a page
+        with a clock; as it is on any other."""
+        if page.clock is None:
+            return applied
+        return replace(applied, clock=page.clock_view(self.now()))
 
     def _replies_on(self, loop: asyncio.AbstractEventLoop) -> LoopReplies:
         """The answers to this loop's actions (one per loop: the server has one, tests make several)."""
@@ -509,6 +588,7 @@ class PageAuthority:
         version: int,
         move_id: str | None,
         reply: Reply[Answer],
+        arrival: Arrival,
     ) -> bool:
         """Decides one action on the calling thread (the event loop) when that needs no read and its
         cost is bounded by a small constant: the page in memory, rules within the new-page limits (every
@@ -519,7 +599,7 @@ class PageAuthority:
         state = page.state
         if state.version != version or state.convoys or not within_new_page_limits(state.rules):
             return False
-        return self._decide(page, seat, action, version, move_id, reply, may_read=False)
+        return self._decide(page, seat, action, version, move_id, reply, arrival, may_read=False)
 
     def _on_engine_thread(
         self,
@@ -529,6 +609,7 @@ class PageAuthority:
         version: int,
         move_id: str | None,
         reply: Reply[Answer],
+        arrival: Arrival,
     ) -> None:
         """Decides one action on an engine thread, reading the page from the store when needed."""
         try:
@@ -536,7 +617,7 @@ class PageAuthority:
         except Exception as error:
             reply(error)
             return
-        self._decide(page, seat, action, version, move_id, reply, may_read=True)
+        self._decide(page, seat, action, version, move_id, reply, arrival, may_read=True)
 
     def _decide(
         self,
@@ -546,6 +627,7 @@ class PageAuthority:
         version: int,
         move_id: str | None,
         reply: Reply[Answer],
+        arrival: Arrival,
         *,
         may_read: bool,
     ) -> bool:
@@ -555,7 +637,9 @@ class PageAuthority:
         only the log knows: without `may_read` it returns False then, having done nothing."""
         try:
             move: _Move | PageError = (
-                stale(page) if page.state.version != version else self._move(page, seat, action, move_id)
+                stale(page)
+                if page.state.version != version
+                else self._move(page, seat, action, move_id, arrival)
             )
             if isinstance(move, PageError):
                 if move_id is not None:
@@ -586,7 +670,7 @@ class PageAuthority:
         return seat.side or page.state.actor or "blue"
 
     def _move(
-        self, page: LoadedPage, seat: Seat, action: dict[str, Any], move_id: str | None
+        self, page: LoadedPage, seat: Seat, action: dict[str, Any], move_id: str | None, arrival: Arrival
     ) -> _Move | PageError:
         """The engine's outcome of a seat's action on the page: the log entry, the new state and the
         events as sent (the new turn's options, C6: worked out before the write, not on the event loop
@@ -599,15 +683,24 @@ class PageAuthority:
             return engine_refusal(error)
         if changes_nothing(page.state, action):
             return BadRequest("this action would change nothing", reason="no_change")
+        clock = None
+        if page.clock is not None:  # the clock changes with the move, in the same write
+            try:
+                clock = after_commit(page.state, new_state, page.clock, arrival.at, arrival.allowance)
+            except LateMove as late:
+                return engine_refusal(late)
         entry = LogEntry(new_state.version, side, action, events, move_id)
-        return _Move(entry, new_state, Applied.sent(new_state, entry.version, events))
+        return _Move(entry, new_state, Applied.sent(new_state, entry.version, events), clock)
 
     def _append(self, page: LoadedPage, seat: Seat, move: _Move, reply: Reply[Answer]) -> None:
         """Hands the move's entry to the store at the page's version; once durable, the new state is the
         page in memory and `reply` is told (a move_id logged before is answered with its first result)."""
-        entry, new_state, applied = move
+        entry, new_state, applied, clock = move
         page_id = page.meta.id
-        moved_on = LoadedPage(page.meta, new_state)
+        moved_on = LoadedPage(page.meta, new_state, clock)
+        checkpoint = checkpoint_of(new_state)
+        if clock is not None:
+            checkpoint = replace(checkpoint, clock=clock_update(clock))
 
         def settle(written: Appended | BaseException) -> None:
             # Runs on the store's writer thread, once the entry is durable (or refused); whatever
@@ -626,7 +719,7 @@ class PageAuthority:
             reply((moved_on, applied))
 
         try:
-            self.store.append_then(page_id, page.state.version, entry, checkpoint_of(new_state), settle)
+            self.store.append_then(page_id, page.state.version, entry, checkpoint, settle)
         except Exception as error:
             reply(error)
 

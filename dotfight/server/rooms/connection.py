@@ -39,9 +39,17 @@ def compact_json(message: dict[str, Any]) -> str:
         return json.dumps(message, separators=(",", ":"))
 
 
-def events_message(version: int, events: list[dict[str, Any]]) -> str:
-    """Serialises the `{type: "events"}` message (once per action, for every connection of a page)."""
-    return compact_json({"type": "events", "version": version, "events": events})
+def events_message(version: int, events: list[dict[str, Any]], clock: dict[str, Any] | None = None) -> str:
+    """Serialises the `{type: "events"}` message (once per action, for every connection of a page), with
+    the page's `clock` on a page that has one (issue 19: the browser counts down from it).
+
+    >>> events_message(3, [])
+    '{"type":"events","version":3,"events":[]}'
+    """
+    message: dict[str, Any] = {"type": "events", "version": version, "events": events}
+    if clock is not None:
+        message["clock"] = clock
+    return compact_json(message)
 
 
 def presence_message(presence: PresenceKey) -> str:

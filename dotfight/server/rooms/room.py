@@ -264,7 +264,7 @@ class Room:
     def committed(self, applied: Applied) -> None:
         """An action this process committed (told under the authority's page lock, so in version order):
         delivered at once when it is the next version and nobody holds the room."""
-        text = events_message(applied.version, applied.events)
+        text = events_message(applied.version, applied.events, applied.clock)
         if self.version is None or self.lock.locked():
             self._waiting[applied.version] = text
         else:
@@ -304,9 +304,10 @@ class Room:
         if heard is None:
             return
         self.saw(page)
+        clock = page.clock_view()  # the clock now, whichever version the message is of
         for offset, events in enumerate(batches[: max(0, page.state.version - heard)]):
             applied = Applied.sent(page.state, heard + 1 + offset, events)
-            self._deliver_next(applied.version, events_message(applied.version, applied.events))
+            self._deliver_next(applied.version, events_message(applied.version, applied.events, clock))
 
     async def bring_up_to(self, page: LoadedPage) -> None:
         """Brings the sockets here up to `page`'s version before someone joins at it: the commits waiting

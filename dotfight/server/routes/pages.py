@@ -5,14 +5,13 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
+from dotfight.server.arrival import arrived_at
 from dotfight.server.claims import answer_claim, is_claim
-from dotfight.server.clock_snapshot import created_clock_snapshot
 from dotfight.server.deps import (
     BearerToken,
     CreationRateLimited,
@@ -24,6 +23,7 @@ from dotfight.server.deps import (
 )
 from dotfight.server.errors import ApiError
 from dotfight.server.page_view import log_with_cross_sides
+from dotfight.server.pages.authority import Arrival
 from dotfight.server.pages.errors import BadToken
 from dotfight.server.schemas import (
     MAX_STORED_INT,
@@ -68,7 +68,6 @@ async def create_page(body: PageCreate, request: Request, services: ServicesDep)
     }
     links["watch"] = f"{base}/p/{page_id}"
     snapshot = created.page.public_snapshot()
-    snapshot["clock"] = created_clock_snapshot(created.clock, datetime.now(UTC))
     return PageCreated.model_validate(
         {
             "id": page_id,
@@ -136,11 +135,13 @@ async def page_log(
     return Response(log_with_cross_sides(page.state, text), media_type="application/json")
 
 
-@router.post("/pages/{page_id}/actions", dependencies=[RateLimited, JsonBody])
+@router.post("/pages/{page_id}/actions", response_model=ActionResult, dependencies=[RateLimited, JsonBody])
 async def page_action(
     page_id: PageId, body: ActionIn, request: Request, services: ServicesDep, token: BearerToken
-) -> ActionResult:
-    """Applies one action for the seat of the bearer token at the version the client saw."""
+) -> ActionResult | JSONResponse:
+    """Applies one action for the seat of the bearer token at the version the client saw; on a page with
+    a clock the answer carries its `clock`, and the action is charged from when the request began."""
+    arrival = Arrival(arrived_at(request.scope, services.authority.now))
     if token is None:
         raise ApiError("bad_token", "acting needs a seat token ('Authorization: Bearer <token>')")
     seat = await services.authority.seat(page_id, token)
@@ -148,5 +149,9 @@ async def page_action(
     if is_claim(body.action):
         applied = await answer_claim(services, page_id, seat, body.version, body.move_id)
     else:
-        applied = await services.authority.act(page_id, seat, body.action, body.version, body.move_id)
+        applied = await services.authority.act(
+            page_id, seat, body.action, body.version, body.move_id, arrival
+        )
+    if applied.clock is not None:
+        return JSONResponse({"version": applied.version, "events": applied.events, "clock": applied.clock})
     return ActionResult(version=applied.version, events=applied.events)
