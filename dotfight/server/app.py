@@ -22,11 +22,12 @@ from dotfight.server.errors import ApiError, install_error_handlers
 from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
+from dotfight.server.offers import Offers
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.pages.authority import Capacity, PageAuthority
 from dotfight.server.push import PushService
 from dotfight.server.rooms import Rooms
-from dotfight.server.routes import card, fallback, health, page_html, pages, picture, push, ws
+from dotfight.server.routes import card, fallback, health, page_html, pages, people, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             creations,
             ActionBudget(settings),
             broadcast,
+            Offers(authority, store, rooms, push, bots),
         )
 
         def expired(page_id: str) -> None:
@@ -169,7 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.allowed_origins,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
     # Outermost (added last): every answer, whichever route, mount or refusal made it, gets them.
@@ -177,6 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.include_router(health.router)
     app.include_router(pages.router)
+    app.include_router(people.router)
     app.include_router(picture.router)
     app.include_router(card.router)
     app.include_router(push.router)

@@ -19,6 +19,13 @@ Presence crosses processes the same way: each process keeps one row per page whe
 own (`dotfight_processes`) every `heartbeat_s`, and NOTIFYs `dotfight_presence` with the page id. A peer
 whose heartbeat is older than `ttl_s` is dead: whichever process notices first deletes its rows and
 NOTIFYs their pages, so a killed process's seats are seen leaving within `ttl_s + heartbeat_s`.
+
+Notices cross processes too: a message for every socket of a page that is not a commit (a rematch
+offered or made, a phrase said; issue 19) is told to this process's room directly and to the others with
+`tell`, a NOTIFY on `dotfight_notices` (payload `"<process_id> <page_id> <message>"`, the message as the
+sockets receive it), which each other process hands to its room of the page (`subscribe_notices`). What a
+notice says is kept in the store, so a socket that missed one (a dropped LISTEN connection) reads it on
+its next hello or `GET`.
 """
 
 from __future__ import annotations
@@ -37,12 +44,15 @@ logger = logging.getLogger(__name__)
 
 PAGES_CHANNEL = "dotfight_pages"
 PRESENCE_CHANNEL = "dotfight_presence"
+NOTICES_CHANNEL = "dotfight_notices"
 
 # (page_id, version) of a committed action.
 CommitCallback = Callable[[str, int], None]
 # (page_id, (blue, red)): which seats the other processes hold on a page.
 PresenceCallback = Callable[[str, tuple[bool, bool]], None]
 ReconnectCallback = Callable[[], Awaitable[None]]
+# (page_id, message): a serialised message another process has for every socket of a page.
+NoticeCallback = Callable[[str, str], None]
 
 NO_ONE = (False, False)
 
@@ -81,6 +91,12 @@ class Broadcast(Protocol):
         """Returns which seats the other (living) processes hold on a page."""
         ...
 
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """Registers `callback(page_id, message)` for the notices other processes tell a page's sockets."""
+
+    def tell(self, page_id: str, message: str) -> None:
+        """Tells the other processes' sockets of a page a serialised message (off the caller's path)."""
+
     async def start(self) -> None:
         """Starts listening."""
 
@@ -109,6 +125,12 @@ class LocalBroadcast:
     async def remote_presence(self, page_id: str) -> tuple[bool, bool]:
         """No other process: nobody."""
         return NO_ONE
+
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """No other process tells: never called."""
+
+    def tell(self, page_id: str, message: str) -> None:
+        """No other process to tell."""
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -172,6 +194,7 @@ class PostgresBroadcast:
         self._callbacks: list[CommitCallback] = []
         self._presence_callbacks: list[PresenceCallback] = []
         self._reconnect_callbacks: list[ReconnectCallback] = []
+        self._notice_callbacks: list[NoticeCallback] = []
         self._shared: dict[str, tuple[bool, bool]] = {}
         self._writes: asyncio.Lock | None = None
         self._writer: Any = None  # psycopg.AsyncConnection for presence, opened at start
@@ -258,6 +281,7 @@ class PostgresBroadcast:
                 async with connection:
                     await connection.execute(f"LISTEN {PAGES_CHANNEL}".encode())
                     await connection.execute(f"LISTEN {PRESENCE_CHANNEL}".encode())
+                    await connection.execute(f"LISTEN {NOTICES_CHANNEL}".encode())
                     self.listen_backend_pid = connection.info.backend_pid
                     self._listening.set()
                     pause = 0.05
@@ -288,6 +312,34 @@ class PostgresBroadcast:
                     logger.exception("a commit subscriber failed")
         elif channel == PRESENCE_CHANNEL and self._presence_callbacks:
             self._spawn(self._refresh_presence(payload))
+        elif channel == NOTICES_CHANNEL:
+            self._heard_notice(payload)
+
+    # -- notices
+
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """Registers `callback(page_id, message)` for the notices of the other processes (this process's
+        own are told to its rooms directly, not through here)."""
+        self._notice_callbacks.append(callback)
+
+    def tell(self, page_id: str, message: str) -> None:
+        """NOTIFYs the other processes of a notice for a page's sockets, off the caller's path."""
+        payload = f"{self.process_id} {page_id} {message}"
+        self._spawn(self._notify_notice(payload))
+
+    async def _notify_notice(self, payload: str) -> None:
+        await self._execute("SELECT pg_notify(%s, %s)", (NOTICES_CHANNEL, payload))
+
+    def _heard_notice(self, payload: str) -> None:
+        process_id, _, rest = payload.partition(" ")
+        page_id, _, message = rest.partition(" ")
+        if process_id == self.process_id or not page_id or not message:
+            return  # its own (told to its rooms already), or not a notice
+        for callback in self._notice_callbacks:
+            try:
+                callback(page_id, message)
+            except Exception:
+                logger.exception("a notice subscriber failed")
 
     def _spawn(self, work: Awaitable[None]) -> None:
         async def run() -> None:

@@ -9,6 +9,9 @@ from typing import Any
 from dotfight.engine import State, turn_options
 from dotfight.store.records import PageRecord
 
+# Bits of the bot's own generator seed (kept well inside a signed 64-bit integer for any database).
+BOT_SEED_BITS = 62
+
 
 @dataclass(frozen=True)
 class BotSeat:

@@ -163,6 +163,27 @@ def notice_for(state: State, events: Sequence[dict[str, Any]]) -> Notice | None:
     return Notice(them, title, f"{said}Your turn: {_plural(flicks, 'flick')}.{stand}")
 
 
+def rematch_offered_notice(offered_by: str) -> Notice:
+    """What the other seat is told when `offered_by` offers a rematch of a finished page.
+
+    >>> rematch_offered_notice("red")
+    Notice(side='blue', title='Rematch? — Dotfight', body='Red offers a rematch. Open the page to accept.')
+    """
+    them = other_side(offered_by)  # type: ignore[arg-type]
+    body = f"{_cap(offered_by)} offers a rematch. Open the page to accept."
+    return Notice(them, "Rematch? — Dotfight", body)
+
+
+def rematch_accepted_notice(offered_by: str) -> Notice:
+    """What the seat that offered is told once the other accepted (it plays the other colour now).
+
+    >>> rematch_accepted_notice("blue").body
+    'Red accepted your rematch: you play red.'
+    """
+    them = other_side(offered_by)  # type: ignore[arg-type]
+    return Notice(offered_by, "Rematch — Dotfight", f"{_cap(them)} accepted your rematch: you play {them}.")
+
+
 @dataclass
 class _SeatDeliveries:
     """A seat's delivery under way, and the newest notice waiting to follow it."""
@@ -318,14 +339,24 @@ class PushService:
         notice = notice_for(page.state, applied.events)
         if notice is None or presence.get(notice.side):
             return
-        payload = notice.payload(page.meta.id, applied.version)
-        seat = (page.meta.id, notice.side)
+        self._queue((page.meta.id, notice.side), notice.payload(page.meta.id, applied.version))
+
+    def tell(self, page: LoadedPage, notice: Notice) -> None:
+        """Queues a push of `notice` to its seat of a shared-link or live page, unless that seat has the
+        page open here (a rematch offered or accepted: its page shows it already). Never waits."""
+        if page.meta.mode not in PUSH_MODES or self._rooms.presence(page.meta.id).get(notice.side):
+            return
+        self._queue((page.meta.id, notice.side), notice.payload(page.meta.id, page.state.version))
+
+    def _queue(self, seat: Seat, payload: dict[str, Any]) -> None:
+        """Starts a seat's delivery of `payload`, or makes it the one waiting behind the one under way."""
+        page_id = seat[0]
         deliveries = self._seats.get(seat)
         if deliveries is not None:
             deliveries.waiting = payload  # sent when the one under way is done; replaces an older one
             return
         if len(self._seats) >= MAX_PENDING:
-            logger.warning("page %s: too many pushes waiting; this one is dropped", page.meta.id)
+            logger.warning("page %s: too many pushes waiting; this one is dropped", page_id)
             return
         deliveries = self._seats[seat] = _SeatDeliveries()
         deliveries.task = asyncio.get_running_loop().create_task(self._serve_seat(seat, deliveries, payload))

@@ -23,6 +23,7 @@ from dotfight.server.deps import (
     client_key,
 )
 from dotfight.server.errors import ApiError
+from dotfight.server.page_view import BOT_SEED_BITS
 from dotfight.server.pages.errors import BadToken
 from dotfight.server.schemas import (
     MAX_STORED_INT,
@@ -39,8 +40,6 @@ router = APIRouter(prefix="/api")
 
 PAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 PageId = Annotated[str, Path(pattern=PAGE_ID_PATTERN)]
-# Bits of the bot's own generator seed (kept well inside a signed 64-bit integer for any database).
-BOT_SEED_BITS = 62
 
 
 def public_base(settings: Settings, request: Request) -> str:
