@@ -120,6 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bots = BotRunner(authority, store, pool, settings.bot_retry_max_s, settings.bot_lease_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
+        rematches = RateLimiter(settings.rematches_per_minute / 60, settings.rematch_burst)
         app.state.services = Services(
             settings,
             authority,
@@ -130,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             creations,
             ActionBudget(settings),
             broadcast,
-            Offers(authority, store, rooms, push, bots),
+            Offers(authority, store, rooms, push, bots, rematches),
         )
 
         def expired(page_id: str) -> None:

@@ -33,6 +33,7 @@ from dotfight.engine import Side, other_side
 from dotfight.server import tokens
 from dotfight.server.bot_runner import BotRunner
 from dotfight.server.errors import ApiError
+from dotfight.server.limits import RateLimiter
 from dotfight.server.page_view import BOT_SEED_BITS, LoadedPage
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat, engine_refusal
 from dotfight.server.pages.errors import BadToken, EngineRefusal
@@ -116,8 +117,9 @@ class NewSeat:
 
 
 class Offers:
-    """Rematches and phrases: `offer`/`withdraw`/`standing`/`new_seat` and `say`/`said`. `clock` is the
-    time in seconds since the epoch (tests hand in their own)."""
+    """Rematches and phrases: `offer`/`withdraw`/`standing`/`new_seat` and `say`/`said`. `rematches`
+    limits the rematch requests per client address (the routes spend it); `clock` is the time in seconds
+    since the epoch (tests hand in their own)."""
 
     def __init__(
         self,
@@ -126,6 +128,7 @@ class Offers:
         rooms: Rooms,
         push: PushService | None,
         bots: BotRunner,
+        rematches: RateLimiter,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._authority = authority
@@ -133,6 +136,7 @@ class Offers:
         self._rooms = rooms
         self._push = push
         self._bots = bots
+        self.rematches = rematches
         self.clock = clock
 
     # -- rematch

@@ -324,6 +324,21 @@ def test_a_rematch_is_outside_the_page_creation_limit(make_settings: Callable[..
         refused(http.post("/api/pages", json={"mode": "link"}), 429, "rate_limited")
 
 
+def test_a_chain_of_rematches_is_held_to_a_rate_of_its_own(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(rematch_burst=2, rematches_per_minute=0.01))) as http:
+        page = finished_page(http, mode="local")
+        for _ in range(2):  # a rematch of the rematch, and so on: each a page
+            made = answered(rematch(http, page, "POST", "blue"))["page"]
+            token = answered(rematch(http, page, "GET", "blue"))["seat"]
+            page = {"id": made, "seats": {"blue": token}}
+            resign = {"action": {"type": "resign"}, "version": 0}
+            answered(http.post(f"/api/pages/{made}/actions", json=resign, headers=bearer(token)))
+        error = refused(rematch(http, page, "POST", "blue"), 429, "rate_limited")
+        assert "rematches" in error["message"]
+        assert answered(rematch(http, page, "GET")) == {"offered_by": None, "page": None}
+        new_page(http)  # the creation limit is its own
+
+
 def test_phrases_from_the_list_only_capped_per_side_and_only_by_seats_of_two_people(
     app_client: TestClient,
 ) -> None:

@@ -26,6 +26,7 @@ RELAXED = {
     "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": "100000",
     "DOTFIGHT_HTTP_REQUEST_BURST": "100000",
     "DOTFIGHT_PAGE_CREATION_BURST": "100000",
+    "DOTFIGHT_REMATCH_BURST": "100000",
     **RELAXED_ACTION_BUDGET,
 }
 # Races run on both processes at once, each on a page of its own (bounded).

@@ -2,16 +2,26 @@
 offer or accept, withdraw or decline, where it stands) and the phrases (`/say`, `/said`).
 
 A rematch makes a page without the page-creation limit (`CreationRateLimited` is not among its
-dependencies): a page has at most one rematch, so a rematch cannot be used to make pages in bulk.
+dependencies: a page has at most one rematch). A rematch of a rematch is a page too, so the rematch
+requests of one address have a rate of their own (`RematchRateLimited`, more generous than creation's).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
+from starlette.requests import HTTPConnection
 
-from dotfight.server.deps import BearerToken, JsonBody, RateLimited, ReaderToken, ServicesDep
+from dotfight.server.deps import (
+    BearerToken,
+    JsonBody,
+    RateLimited,
+    ReaderToken,
+    ServicesDep,
+    client_key,
+    refuse_if_waiting,
+)
 from dotfight.server.errors import ApiError
 from dotfight.server.pages.authority import Seat
 from dotfight.server.routes.pages import PageId, public_base
@@ -19,6 +29,16 @@ from dotfight.server.schemas import SayIn
 from dotfight.server.services import Services
 
 router = APIRouter(prefix="/api")
+
+
+def rematch_limit(connection: HTTPConnection, services: ServicesDep) -> None:
+    """Refuses a client that asks for rematches faster than `rematches_per_minute` (after a burst of
+    `rematch_burst`) with 429 rate_limited and a Retry-After."""
+    wait = services.offers.rematches.wait(client_key(connection))
+    refuse_if_waiting(wait, "too many rematches from this address; wait a moment")
+
+
+RematchRateLimited = Depends(rematch_limit)
 
 
 async def seat_of(services: Services, page_id: str, token: str | None, doing: str) -> Seat:
@@ -47,7 +67,7 @@ async def rematch_standing(
     return {**answer, "side": new_seat.side, "seat": new_seat.token, "links": links}
 
 
-@router.post("/pages/{page_id}/rematch", dependencies=[RateLimited])
+@router.post("/pages/{page_id}/rematch", dependencies=[RateLimited, RematchRateLimited])
 async def rematch_offer(page_id: PageId, services: ServicesDep, token: BearerToken) -> dict[str, Any]:
     """Offers a rematch of a finished page, or accepts the other seat's offer (against Dawood-bot and on
     one phone it is made at once); answers `{offered_by, page}`."""
@@ -55,7 +75,7 @@ async def rematch_offer(page_id: PageId, services: ServicesDep, token: BearerTok
     return await services.offers.offer(page_id, seat)
 
 
-@router.delete("/pages/{page_id}/rematch", dependencies=[RateLimited])
+@router.delete("/pages/{page_id}/rematch", dependencies=[RateLimited, RematchRateLimited])
 async def rematch_withdraw(page_id: PageId, services: ServicesDep, token: BearerToken) -> dict[str, Any]:
     """Withdraws one's own offer or declines the other seat's; answers `{offered_by, page}`."""
     seat = await seat_of(services, page_id, token, "a rematch")
