@@ -7,6 +7,7 @@ every socket, kept with the page, never moving its version."""
 
 from __future__ import annotations
 
+import doctest
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -18,7 +19,7 @@ from fastapi.testclient import TestClient
 from server_testkit import SocketClient
 from websockets.asyncio.client import connect
 
-from dotfight.server import fair_dice
+from dotfight.server import fair_dice, offers
 from dotfight.server.app import create_app
 from dotfight.server.people.phrases import PHRASE_CAP_PER_SIDE
 from dotfight.server.people.rematch import OFFER_LIFETIME_S
@@ -420,3 +421,8 @@ def test_a_seat_with_the_page_open_is_told_on_its_socket_not_pushed(
         answered(rematch(http, page, "DELETE", "red"))
         answered(rematch(http, page, "POST", "red"))
         assert [args[0] for args in told] == [(page["id"], "blue")]
+
+
+def test_the_examples_of_the_offers_module_run() -> None:
+    result = doctest.testmod(offers, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
