@@ -315,6 +315,16 @@ def test_an_offer_survives_a_restart(make_settings: Callable[..., Settings]) -> 
         assert made["page"] is not None and answered(rematch(http, page, "GET", "red"))["side"] == "blue"
 
 
+def test_an_offer_survives_a_killed_server(fresh_server: ServerProcess) -> None:
+    fresh_server.start()
+    page = finished_page(fresh_server.http)
+    answered(rematch(fresh_server.http, page, "POST", "red"))
+    fresh_server.kill()  # SIGKILL: nothing is written on the way out
+    fresh_server.start()
+    assert answered(rematch(fresh_server.http, page, "GET", "blue")) == {"offered_by": "red", "page": None}
+    assert answered(rematch(fresh_server.http, page, "POST", "blue"))["page"] is not None
+
+
 def test_a_rematch_is_outside_the_page_creation_limit(make_settings: Callable[..., Settings]) -> None:
     with TestClient(create_app(make_settings(page_creation_burst=2, page_creations_per_minute=1))) as http:
         pages = [finished_page(http, mode="bot"), finished_page(http)]
