@@ -339,18 +339,18 @@ class PushService:
         notice = notice_for(page.state, applied.events)
         if notice is None or presence.get(notice.side):
             return
-        self._queue((page.meta.id, notice.side), notice.payload(page.meta.id, applied.version))
+        self._queue(page.meta.id, notice.side, notice.payload(page.meta.id, applied.version))
 
     def tell(self, page: LoadedPage, notice: Notice) -> None:
         """Queues a push of `notice` to its seat of a shared-link or live page, unless that seat has the
         page open here (a rematch offered or accepted: its page shows it already). Never waits."""
         if page.meta.mode not in PUSH_MODES or self._rooms.presence(page.meta.id).get(notice.side):
             return
-        self._queue((page.meta.id, notice.side), notice.payload(page.meta.id, page.state.version))
+        self._queue(page.meta.id, notice.side, notice.payload(page.meta.id, page.state.version))
 
-    def _queue(self, seat: Seat, payload: dict[str, Any]) -> None:
-        """Starts a seat's delivery of `payload`, or makes it the one waiting behind the one under way."""
-        page_id = seat[0]
+    def _queue(self, page_id: str, side: str, payload: dict[str, Any]) -> None:
+        """Queues a push to a seat (never waits): the newest replaces one waiting behind a delivery."""
+        seat = (page_id, side)
         deliveries = self._seats.get(seat)
         if deliveries is not None:
             deliveries.waiting = payload  # sent when the one under way is done; replaces an older one

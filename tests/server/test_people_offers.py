@@ -430,7 +430,7 @@ def test_a_seat_with_the_page_open_is_told_on_its_socket_not_pushed(
         assert told == []
         answered(rematch(http, page, "DELETE", "red"))
         answered(rematch(http, page, "POST", "red"))
-        assert [args[0] for args in told] == [(page["id"], "blue")]
+        assert [args[:2] for args in told] == [(page["id"], "blue")]
 
 
 def test_the_examples_of_the_offers_module_run() -> None:
