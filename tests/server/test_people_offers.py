@@ -382,6 +382,29 @@ def test_phrases_from_the_list_only_capped_per_side_and_only_by_seats_of_two_peo
         refused(response, 401, "bad_token")
 
 
+def test_a_socket_says_nothing_before_its_hello_nor_from_one_phone(app_client: TestClient) -> None:
+    http = app_client
+    for mode, seat in (("link", "red"), ("local", "blue")):
+        page = new_page(http, mode=mode)
+        with http.websocket_connect(f"/api/pages/{page['id']}/ws") as socket:
+            socket.send_json({"type": "say", "phrase": "hello"})
+            assert socket.receive_json()["code"] == "bad_request"  # hello first
+            socket.send_json({"type": "hello", "token": page["seats"][seat]})
+            assert socket.receive_json()["type"] == "state"
+            assert socket.receive_json()["type"] == "presence"
+            socket.send_json({"type": "say", "phrase": "hello", "extra": 1})
+            assert socket.receive_json()["code"] == "bad_request"
+            socket.send_json({"type": "say", "phrase": "hello"})
+            if mode == "local":  # nobody else to hear it
+                error = socket.receive_json()
+                assert (error["code"], error["reason"]) == ("bad_token", "no_listener")
+            else:
+                assert socket.receive_json()["type"] == "said"
+        expected = [] if mode == "local" else [("red", "hello")]
+        said = answered(http.get(f"/api/pages/{page['id']}/said"))["said"]
+        assert [(p["side"], p["phrase"]) for p in said] == expected
+
+
 @pytest.fixture
 def push_service() -> Iterator[PushService]:
     with push_service_on_loopback() as service:
