@@ -24,8 +24,8 @@ Notices cross processes too: a message for every socket of a page that is not a 
 offered or made, a phrase said; issue 19) is told to this process's room directly and to the others with
 `tell`, a NOTIFY on `dotfight_notices` (payload `"<process_id> <page_id> <message>"`, the message as the
 sockets receive it), which each other process hands to its room of the page (`subscribe_notices`). What a
-notice says is kept in the store, so a socket that missed one (a dropped LISTEN connection) reads it on
-its next hello or `GET`.
+notice says is kept in the store, so a phone that missed one (a dropped LISTEN connection) reads it
+with `GET …/rematch` or `GET …/said`, as it does when it opens a page.
 """
 
 from __future__ import annotations

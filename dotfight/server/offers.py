@@ -36,7 +36,7 @@ from dotfight.server.errors import ApiError
 from dotfight.server.limits import RateLimiter
 from dotfight.server.page_view import BOT_SEED_BITS, LoadedPage
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat, engine_refusal
-from dotfight.server.pages.errors import BadToken, EngineRefusal
+from dotfight.server.pages.errors import BadToken
 from dotfight.server.people.errors import PeopleError
 from dotfight.server.people.phrases import PHRASE_CAP_PER_SIDE, TooManyPhrases, parse_phrase
 from dotfight.server.people.rematch import (
@@ -101,11 +101,6 @@ def said_json(phrase: Phrase) -> dict[str, Any]:
     return {"side": phrase.side, "phrase": phrase.phrase, "at": at_text(phrase.at), "version": phrase.version}
 
 
-def refusal(error: PeopleError) -> EngineRefusal:
-    """The model's refusal in the authority's terms (its code and reason kept), answered like any."""
-    return engine_refusal(error)
-
-
 @dataclass(frozen=True)
 class NewSeat:
     """What one old seat gets once the rematch is made: the new page, its side there ("both" on one
@@ -159,7 +154,7 @@ class Offers:
             try:
                 after, make = offer(before, seat=side, mode=mode, finished=page.over, now=now)
             except PeopleError as error:
-                raise refusal(error) from None
+                raise engine_refusal(error) from None
             try:
                 if make:
                     await self._make(page, side, now)
@@ -178,7 +173,7 @@ class Offers:
         try:
             withdraw(await self._state(page_id), seat=side)
         except PeopleError as error:
-            raise refusal(error) from None
+            raise engine_refusal(error) from None
         if await asyncio.wrap_future(self._store.withdraw_rematch(page_id, self._moment(self.clock()))):
             self._rooms.tell(page_id, {"type": "rematch", "offered_by": None, "page": None})
         return await self.standing(page_id)
@@ -201,13 +196,16 @@ class Offers:
         """The side a seat offers for: its own, or on one phone blue (one token holds both seats)."""
         return "blue" if seat.side is None else cast(Side, seat.side)
 
+    async def _keep_offer(self, page: LoadedPage, side: Side, now: float) -> None:
+        """Keeps a seat's offer in the store, standing for the model's lifetime of the page's mode."""
+        lifetime = OFFER_LIFETIME_S.get(page.meta.mode, OFFER_LIFETIME_S["link"])
+        until = self._moment(now + lifetime)
+        await asyncio.wrap_future(self._store.offer_rematch(page.meta.id, side, self._moment(now), until))
+
     async def _offered(self, page: LoadedPage, side: Side, now: float) -> None:
         """Keeps a seat's new offer, and tells the other seat: its sockets on every process, and a push."""
-        page_id = page.meta.id
-        lifetime = OFFER_LIFETIME_S.get(page.meta.mode, OFFER_LIFETIME_S["link"])
-        offered = self._store.offer_rematch(page_id, side, self._moment(now), self._moment(now + lifetime))
-        await asyncio.wrap_future(offered)
-        self._rooms.tell(page_id, {"type": "rematch", "offered_by": side, "page": None})
+        await self._keep_offer(page, side, now)
+        self._rooms.tell(page.meta.id, {"type": "rematch", "offered_by": side, "page": None})
         if self._push is not None:
             self._push.tell(page, rematch_offered_notice(side))
 
@@ -221,9 +219,7 @@ class Offers:
         offered_by: Side = other_side(side)
         if starts_at_once(page.meta.mode):
             offered_by = side
-            lifetime = OFFER_LIFETIME_S["link"]
-            standing_offer = self._store.offer_rematch(old_id, side, moment, self._moment(now + lifetime))
-            await asyncio.wrap_future(standing_offer)
+            await self._keep_offer(page, side, now)
         accepter = other_side(offered_by)
         old_seats = await asyncio.to_thread(self._store.seats, old_id)
         # The new page is written by the accept itself: made and linked at once, or not at all.
@@ -289,7 +285,7 @@ class Offers:
         try:
             phrase = parse_phrase(raw_phrase)
         except PeopleError as error:
-            raise refusal(error) from None
+            raise engine_refusal(error) from None
         page = await self._authority.page(page_id)
         if seat.side is None or page.meta.mode not in PHRASE_MODES:
             raise BadToken("only a seat of a page between two people may say something", reason="no_listener")
@@ -301,7 +297,7 @@ class Offers:
             kept = await asyncio.wrap_future(self._store.say(said, PHRASE_CAP_PER_SIDE))
         except PhraseCapReached:
             cap = PHRASE_CAP_PER_SIDE
-            raise refusal(TooManyPhrases(f"a side may say at most {cap} phrases on a page")) from None
+            raise engine_refusal(TooManyPhrases(f"a side may say at most {cap} phrases on a page")) from None
         answer = said_json(kept)
         told = {name: answer[name] for name in ("side", "phrase", "at")}
         self._rooms.tell(page_id, {"type": "said", **told})
