@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,35 +13,15 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 from test_people_offers import answered, bearer, finished_page, new_page, next_of, rematch, seat_socket
 
-from dotfight.store.database import make_engine
-from dotfight.store.migrations import upgrade_to_head
 from tests.store.conftest import postgres_cluster  # noqa: F401 — the throwaway cluster, for these tests too
-from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
+from tests.store.test_many_processes import migrated, server, start_all
+from tests.support.server_process import ServerProcess
 
 if TYPE_CHECKING:
     from tests.store.conftest import PostgresCluster
 
-RELAXED = {
-    "DOTFIGHT_HTTP_REQUESTS_PER_SECOND": "100000",
-    "DOTFIGHT_HTTP_REQUEST_BURST": "100000",
-    "DOTFIGHT_PAGE_CREATION_BURST": "100000",
-    "DOTFIGHT_REMATCH_BURST": "100000",
-    **RELAXED_ACTION_BUDGET,
-}
 # Races run on both processes at once, each on a page of its own (bounded).
 RACES = 6
-
-
-def server_process(database_url: str, log_path: Path) -> ServerProcess:
-    """`dotfight serve` on the database with the raised request limits."""
-    return ServerProcess(
-        database_url,
-        log_path,
-        extra_args=["--no-access-log"],
-        extra_env=RELAXED,
-        start_timeout_s=60,
-        http_timeout_s=30,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -50,20 +29,12 @@ def two_processes(
     postgres_cluster: PostgresCluster,  # noqa: F811
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    """Two server processes on one migrated PostgreSQL database."""
-    url = postgres_cluster.new_database()
-    engine = make_engine(url)
-    try:
-        upgrade_to_head(engine)
-    finally:
-        engine.dispose()
+    """Two server processes on one migrated PostgreSQL database, the rematch limit raised."""
+    url = migrated(postgres_cluster.new_database())
     workdir = tmp_path_factory.mktemp("offers")
-    servers = [server_process(url, workdir / f"{name}.log") for name in ("first", "second")]
+    servers = [server(url, workdir / f"{name}.log", DOTFIGHT_REMATCH_BURST="100000") for name in ("a", "b")]
     try:
-        for each in servers:
-            each.launch()
-        for each in servers:
-            each.wait_healthy()
+        start_all(servers)
         yield servers[0], servers[1]
     finally:
         for each in servers:
