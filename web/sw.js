@@ -31,9 +31,9 @@ const SHELL = [
   "/js/howto.js",
 ];
 
-// The app's own static files; everything else (the API, the socket, pictures of pages) is the
-// server's to answer, live.
-const STATIC = /^\/(?:app\.css|manifest\.webmanifest|offline\.js|js\/[\w-]+\.js|icons\/[\w-]+\.png)$/;
+// The app's own static files (people.css: the styles pages between two people load on first use);
+// everything else (the API, the socket, pictures of pages) is the server's to answer, live.
+const STATIC = /^\/(?:app\.css|people\.css|manifest\.webmanifest|offline\.js|js\/[\w-]+\.js|icons\/[\w-]+\.png)$/;
 // Screens of the app: all are the same index.html, which reads the address itself.
 const SCREEN = /^\/(?:index\.html|p\/[^/]+\/?)?$/;
 

@@ -1,6 +1,7 @@
 """Rematch from the end sheet always opens the new page — its address and its screen — however the
 phone's history step (the sheet's closing Back) and the server's answer to the new page race, and says
-plainly when the server refuses the new page."""
+plainly when the server refuses the new page. The new page is the server's (`/rematch`, issue 19: on
+one phone it starts at once), faked on the wire until the server has it (people_fakes.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from people_fakes import FakeServer, new_rematch_page
 from web_helpers import SETUP, Phone, make_page
 
 pytestmark = pytest.mark.browser
@@ -18,7 +20,14 @@ SLOW_BACK = "ms => { const back = history.back.bind(history); history.back = () 
 
 
 def finished_page(server: str, p: Phone) -> str:
-    created = make_page(server, {"preset": "quick", "mode": "local"}, [*SETUP, ("blue", {"type": "resign"})])
+    """A Quick page on one phone, finished; its rematch (the server's, faked) starts at once."""
+    local = {"preset": "quick", "mode": "local"}
+    created = make_page(server, local, [*SETUP, ("blue", {"type": "resign"})])
+    fake = FakeServer(server)
+    fake.make_rematch_at_once = True
+    fake.make_rematch = lambda token: new_rematch_page(fake, server, local, {"blue": token})
+    fake.attach(p.page)
+    p.fake = fake  # type: ignore[attr-defined]
     p.goto(f"/p/{created['id']}#seat={created['seats']['blue']}")
     p.page.locator(".sheet.end [data-action=rematch]").wait_for()
     return str(created["id"])
@@ -36,6 +45,8 @@ def assert_on_new_page(p: Phone, old: str) -> None:
     p.page.wait_for_timeout(1500)
     assert p.page.url.endswith(f"/p/{st['id']}") and p.state()["id"] == st["id"]
     assert p.page.locator(".sheet.end").count() == 0
+    # The server made it (/rematch); the phone asked for no page of its own.
+    assert p.fake.posted("/api/pages") == []  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("back_ms", [0, 1000])
@@ -63,9 +74,9 @@ def test_rematch_with_a_slow_server_answer(server: str, phone: Any) -> None:
     def slow(route: Any) -> None:
         if route.request.method == "POST":
             p.page.wait_for_timeout(1500)
-        route.continue_()
+        route.fallback()
 
-    p.page.route("**/api/pages", slow)
+    p.page.route("**/rematch", slow)
     p.tap(".sheet.end [data-action=rematch]")
     assert_on_new_page(p, old)
     assert p.errors == []
@@ -74,11 +85,11 @@ def test_rematch_with_a_slow_server_answer(server: str, phone: Any) -> None:
 def test_a_refused_rematch_is_said_plainly(server: str, phone: Any, screens: Path) -> None:
     p = Phone(phone, server)
     old = finished_page(server, p)
-    words = "too many new pages from this address; wait a moment"
+    words = "the server is busy; wait a moment"
 
     def refuse(route: Any) -> None:
         if route.request.method != "POST":
-            route.continue_()
+            route.fallback()
         else:
             error = {"error": {"code": "rate_limited", "message": words}}
             route.fulfill(status=429, json=error, headers={"Retry-After": "60"})
@@ -87,18 +98,19 @@ def test_a_refused_rematch_is_said_plainly(server: str, phone: Any, screens: Pat
         if route.request.method == "POST":
             route.abort()
         else:
-            route.continue_()
+            route.fallback()
 
-    p.page.route("**/api/pages", refuse)
+    p.page.route("**/rematch", refuse)
     p.tap(".sheet.end [data-action=rematch]")
     toast = p.page.locator("#toasts .toast-refusal")
     toast.wait_for()
-    assert toast.inner_text() == f"No new page was started: {words}"
+    assert toast.inner_text() == f"No rematch was offered: {words}"
     assert p.page.url.endswith(f"/p/{old}") and p.state()["id"] == old
     p.shot(screens, "rematch-refused")
     # Without a connection, it says that instead.
-    p.page.unroute("**/api/pages")
-    p.page.route("**/api/pages", offline)
-    p.tap("text=Rematch")
+    p.page.unroute("**/rematch", refuse)
+    p.page.route("**/rematch", offline)
+    # The end sheet stays up (nothing was made): its Rematch is tried again.
+    p.tap(".sheet.end [data-action=rematch]")
     p.page.locator("#toasts .toast-refusal", has_text="no connection to the server").wait_for()
     assert p.state()["id"] == old and p.errors == []

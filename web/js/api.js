@@ -30,7 +30,7 @@ function newMoveId() {
 }
 
 /** Sends one HTTP request to the API and returns the parsed JSON, or throws ApiError. */
-async function request(method, path, { body, token } = {}) {
+export async function request(method, path, { body, token } = {}) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -102,7 +102,7 @@ export const api = {
  * onRefused(error) (the server refused the hello: bad seat token or unknown page).
  */
 export class PageLink {
-  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat, onWake, onRefused }) {
+  constructor({ id, token, version, onEvents, onSnapshot, onPresence, onStatus, wantSeat, onWake, onRefused, onMessage }) {
     this.id = id;
     this.token = token || null;
     this.version = version; // () => the last version the page model has received
@@ -113,6 +113,7 @@ export class PageLink {
     this.wantSeat = wantSeat || (() => false);
     this.onWake = onWake || (() => {});
     this.onRefused = onRefused || (() => {});
+    this.onMessage = onMessage || (() => {}); // every message (issue 19's: people.js)
     this.ws = null;
     this.open = false;
     this.stopped = true; // until start(): a page on one phone never opens a socket
@@ -237,6 +238,7 @@ export class PageLink {
   }
 
   receive(data) {
+    this.onMessage(data);
     switch (data.type) {
       case "state":
         this.afterHello = false;

@@ -35,11 +35,23 @@ export function showCover() {
     h("div", { class: "label" }, "Dawood-bot plays"),
     choices("Dawood-bot strength", BOT_LEVELS.map(([name]) => [name, name]), spec.strength, (v) => { spec.strength = v; level.textContent = levelLine(); }),
     level);
+  // A page between two people may take a clock: the choices load with the first pick of one (coverclock.js).
+  const clockBox = h("div");
+  let clock = null;
+  const showClock = (mode) => {
+    clock = null;
+    clockBox.replaceChildren();
+    if (mode !== "live" && mode !== "link") return;
+    import("./coverclock.js").then((m) => {
+      if (spec.mode === mode) clockBox.replaceChildren(m.clockChoices(mode, (c) => { clock = c; }));
+    }, () => {});
+  };
   const startBtn = h("button", { class: "btn btn-main btn-big", type: "button", "data-action": "start" }, "Start a page");
   startBtn.addEventListener("click", async () => {
     const body = { preset: spec.preset, mode: spec.mode };
     if (spec.preset === "custom") body.rules = { bases_per_side: spec.bases, soldiers_per_base: spec.soldiers };
     if (spec.mode === "bot") body.bot = { strength: spec.strength, side: "red" };
+    if (clock) body.clock = clock;
     startBtn.disabled = true;
     try {
       await startPage(body);
@@ -65,8 +77,12 @@ export function showCover() {
       sizes),
     h("div", { class: "field" },
       h("div", { class: "label" }, "Playing with"),
-      choices("playing with", MODES, spec.mode, (v) => { spec.mode = v; strength.hidden = v !== "bot"; }),
-      strength),
+      choices("playing with", MODES, spec.mode, (v) => {
+        spec.mode = v;
+        strength.hidden = v !== "bot";
+        showClock(v);
+      }),
+      strength, clockBox),
     h("div", { class: "row" }, startBtn),
     h("div", { class: "row", style: "margin-top:18px" },
       h("button", { class: "btn", type: "button", onclick: () => go("/#book") }, "Exercise book"),

@@ -21,7 +21,8 @@ import { go, pagePath } from "./nav.js";
 import { penScratch } from "./notice.js";
 import { turnOptions } from "./options.js";
 import { pageElements, showCannotOpen } from "./pagedom.js";
-import { PageEnd, rematch } from "./pageend.js";
+import { PageEnd } from "./pageend.js";
+import { PeopleFlow } from "./people.js";
 import { Renderer } from "./render.js";
 import { MoveSender } from "./sending.js";
 import { PageSync } from "./sync.js";
@@ -52,6 +53,7 @@ export class GameScreen {
     this.sender = new MoveSender(this);
     this.handOver = new HandOverFlow(this);
     this.end = new PageEnd(this);
+    this.people = new PeopleFlow(this);
     this.yourMove = new YourMoveNotice();
     this.aim = new Aim(this);
     this.build();
@@ -105,6 +107,7 @@ export class GameScreen {
     this.sync.stop();
     this.resizeObserver.disconnect();
     this.yourMove.off();
+    this.people.close();
   }
 
   setSnapshot(snap) {
@@ -112,6 +115,7 @@ export class GameScreen {
     this.sync.received = snap.version;
     this.model = modelFromSnapshot(snap);
     this.renderer.setModel(this.model);
+    this.people.snapshot(snap);
     this.refresh();
   }
 
@@ -247,10 +251,11 @@ export class GameScreen {
     // What the bars are drawn from; drawing them changes nothing (the animator's busy is read, not kept).
     const ui = { ...this.ui, busy: this.animator.busy };
     const opts = this.options();
-    this.el.status.replaceChildren(...statusNodes(statusView(m, opts, ui), ui.online === "offline"));
+    this.el.status.replaceChildren(...statusNodes(this.people.status(statusView(m, opts, ui)), ui.online === "offline"));
     this.el.presence.replaceChildren(...presenceNodes(ui.presence, this.mode));
     Object.assign(this.renderer.overlay, overlayView(m, opts, ui));
-    this.renderBar(barView(m, opts, ui));
+    this.renderBar(this.people.bar(barView(m, opts, ui)));
+    this.people.refresh();
     this.yourMove.update(m, this.ui);
     this.renderer.requestDraw();
   }
@@ -265,7 +270,7 @@ export class GameScreen {
     const send = (type) => () => this.sender.send({ type });
     const flow = (f) => { this.ui.sendFlow = f; this.refresh(); };
     const on = {
-      numbers: () => this.end.open(), replay: () => go(pagePath(this.id, "replay")), rematch: () => rematch(this.entry, this.id, this.mode),
+      numbers: () => this.end.open(), replay: () => go(pagePath(this.id, "replay")), rematch: () => this.people.rematch(),
       share: () => this.share(), quick_setup: send("quick_setup"), ready: send("ready"), stop: send("stop"),
       send: () => flow({ step: "from" }),
       cancel_send: () => flow(null),
@@ -290,7 +295,7 @@ export class GameScreen {
       sideToAct: m.sideToAct, turn: m.turn, options: this.options(), winner: m.winner, online: this.ui.online, presence: this.ui.presence,
       inkCount: m.ink.length, tool: this.aim.tool(), view: { flip: v.flip, zoom: v.zoom, panX: v.panX, panY: v.panY },
       waiting: { animating: this.animator.busy, looking: !!this.animator.looking, sending: !!this.sender.acting, syncing: !!this.sync.settling, handOver: !!this.handOver.handing },
-      bases: [...m.bases.values()], soldiers: [...m.soldiers.values()],
+      bases: [...m.bases.values()], soldiers: [...m.soldiers.values()], people: this.people.testState(),
     } : { screen: "page", id: this.id, loading: true };
   }
 
@@ -305,6 +310,7 @@ export class GameScreen {
       await this.renderer.settled();
       if (this.end.opening) await this.end.opening;
       if (this.sheetOpening) await this.sheetOpening;
+      await this.people.idle();
       if (!this.end.opening && !this.sheetOpening && !this.animator.busy && !this.sender.acting && !this.sync.settling && !this.handOver.pause && !this.renderer.fading) return;
     }
   }

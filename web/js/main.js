@@ -30,11 +30,11 @@ const screens = {
   cover: () => load(["cover.js", ...COMMON], () => import("./cover.js")),
   // keyplay.js, the page menu, the share sheet and the end sheet load on first use (input.js, game.js, pageend.js).
   page: () => load(["game.js", ...PLAY, "aim.js", "announce.js", "bars.js", "controls.js", "handover.js",
-    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "preview.js",
+    "input.js", "narrate.js", "notice.js", "options.js", "pagedom.js", "pageend.js", "people.js", "preview.js",
     "sending.js", "sync.js", "words.js", "yourmove.js"],
     () => import("./game.js")),
   replay: () => load(["replay.js", ...PLAY, "words.js"], () => import("./replay.js")),
-  book: () => load(["bookview.js", "api.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
+  book: () => load(["bookview.js", "api.js", "clock.js", "nav.js", "ui.js", "words.js"], () => import("./bookview.js")),
   howto: () => load(["howto.js", "nav.js", "paper.js", "ui.js"], () => import("./howto.js")),
   offline: () => import("../offline.js"),
 };

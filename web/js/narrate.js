@@ -2,7 +2,9 @@
 // "Blue's snipe crossed out 2 — two with one bullet." The page collects a batch's sentences as the
 // events land and says them together once the batch has been drawn.
 
+import { otherSide } from "./model.js";
 import { cap } from "./ui.js";
+import { endWords } from "./words.js";
 
 export class Narrator {
   constructor() {
@@ -43,7 +45,8 @@ export class Narrator {
         break;
       case "game_over":
         this.close();
-        this.lines.push(`${cap(ev.winner)} wins.`);
+        // A page ended by the clock or by absence says how (issue 19); the other endings were just drawn.
+        this.lines.push(`${cap(ev.winner)} wins${["time", "abandoned"].includes(ev.reason) ? ` — ${endWords(ev.reason, otherSide(ev.winner))}` : ""}.`);
         break;
       default:
         break;

@@ -1,12 +1,10 @@
 // The end of a page on this phone: the end sheet opens once — when the page ends here, not on every
-// later visit — with the page's numbers (counted once from the log); and a rematch from the bar or
-// the sheet.
+// later visit — with the page's numbers (counted once from the log) and the rematch as the server has
+// it (rematch.js: the server makes the new page, for every way of playing).
 
 import { api } from "./api.js";
 import * as book from "./book.js";
 import { go, pagePath } from "./nav.js";
-import { startPage } from "./start.js";
-import { clearToasts, toast } from "./ui.js";
 
 /**
  * Whether the end sheet opens now: {mark} — note the end as seen — and {open}. Once per screen; a
@@ -40,7 +38,7 @@ export class PageEnd {
   async open() {
     const s = this.screen;
     // The end sheet and the counting load at a page's end, not with every page screen.
-    const [{ endSheet }, { pageNumbers }] = await Promise.all([import("./ending.js"), import("./stats.js")]);
+    const [{ endSheet }, { pageNumbers }, rematch] = await Promise.all([import("./ending.js"), import("./stats.js"), s.people.part("rematch")]);
     // A finished page's log never changes: its numbers are counted once (a failed fetch is tried
     // again the next time the sheet opens).
     if (!this.numbers) {
@@ -52,23 +50,9 @@ export class PageEnd {
     }
     if (s.gone) return;
     endSheet(s.model, this.numbers, {
-      rematch: () => rematch(s.entry, s.id, s.mode),
+      rematchButton: rematch ? (closeSheet) => rematch.button(closeSheet) : null,
       replay: () => go(pagePath(s.id, "replay")),
       book: () => go("/#book"),
     });
-  }
-}
-
-/** Starts a new page like page `id` (its book entry, else `entry`); the player hears at once that one is on its way. */
-export async function rematch(entry, id, mode) {
-  const e = book.entry(id) || entry;
-  const spec = e.spec || { preset: e.preset || "classic", mode: mode || "local" };
-  toast("Starting a new page…", { ms: 30000 });
-  try {
-    await startPage(spec);
-    clearToasts();
-  } catch (err) {
-    const why = err.code === "offline" ? "there is no connection to the server" : err.message;
-    toast(`No new page was started: ${why}`, { kind: "refusal", ms: 8000 });
   }
 }

@@ -4,11 +4,11 @@
 
 import { Animator } from "./animate.js";
 import { api } from "./api.js";
-import { applyEvent, blankModel } from "./model.js";
+import { applyEvent, blankModel, otherSide } from "./model.js";
 import { go, pagePath } from "./nav.js";
 import { Renderer } from "./render.js";
 import { cap, h, mount } from "./ui.js";
-import { CODE_WORDS } from "./words.js";
+import { CODE_WORDS, endWords } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const PAUSE_MS = 350;
@@ -26,6 +26,8 @@ function describe(entry) {
     case "send": return `${who} sends a convoy`;
     case "stop": return `${who} stops`;
     case "resign": return `${who} resigns`;
+    case "time_out": return `${who} is out of time`;
+    case "abandon": return `${who} left the page`;
     default: return `${who} moves`;
   }
 }
@@ -82,6 +84,13 @@ export class ReplayScreen {
     if (this.log.mode === "bot") {
       // The log does not name the bot's level; the page's snapshot does (the replay still works without).
       api.page(this.id).then((snap) => { this.bot = snap.bot; if (!this.gone) this.update(); }, () => {});
+    }
+    // Pages between two people: what was said shows at its moment (phrases.js, loaded for them only).
+    if (this.log.mode === "link" || this.log.mode === "live") {
+      this.phrasesLoading = import("./phrases.js").then(({ ReplayPhrases }) => {
+        if (!this.gone) this.phrases = new ReplayPhrases(this.stage, this.id);
+        return this.phrases && this.phrases.loading;
+      }, () => {});
     }
     this.scrub.max = String(this.entries.length);
     this.renderer.fitInside(this.stage);
@@ -166,7 +175,12 @@ export class ReplayScreen {
     this.playBtn.textContent = this.playing ? "Pause" : "Play";
     this.speedBtn.textContent = `${this.speed}×`;
     const m = this.model;
-    const end = m && m.winner ? ` · ${cap(m.winner)} wins` : "";
+    const how = m && m.winner && ["time", "abandoned"].includes(m.endReason) ? `, ${endWords(m.endReason, otherSide(m.winner))}` : "";
+    const end = m && m.winner ? ` · ${cap(m.winner)} wins${how}` : "";
+    if (this.phrases && this.phrasesAt !== this.at) {
+      this.phrasesAt = this.at;
+      this.phrases.at(this.at);
+    }
     this.caption.replaceChildren(
       h("div", { class: "who" }, `Replay · move ${this.at} of ${this.entries.length}`,
         this.bot && this.bot.strength ? h("span", { class: "bot-level" }, ` · Dawood-bot ${this.bot.strength}`) : null),
@@ -181,6 +195,7 @@ export class ReplayScreen {
 
   async idle() {
     if (this.opening) await this.opening;
+    if (this.phrasesLoading) await this.phrasesLoading;
     await this.animator.idle();
     await this.renderer.settled();
   }

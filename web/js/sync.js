@@ -47,6 +47,7 @@ export class PageSync {
       onPresence: (p) => s.presence(p),
       onStatus: (st) => s.online(st),
       onRefused: (err) => s.refused(err),
+      onMessage: (data) => s.people.message(data),
     });
     this.link.start();
     clearInterval(this.pollTimer);
@@ -128,7 +129,11 @@ export class PageSync {
 
   /** Sends one move (see PageLink.act); resolves with the server's answer or rejects with its refusal. */
   act(action, options) {
-    return this.link.act(action, options);
+    // An answer over HTTP carries the page's clock after the move (issue 19): taken at once.
+    return this.link.act(action, options).then((res) => {
+      if (res && res.clock !== undefined) this.screen.people.takeClock(res.clock);
+      return res;
+    });
   }
 
   /** Drops the socket as a network failure would (the browser tests). */

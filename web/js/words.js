@@ -37,3 +37,11 @@ export const REASON_WORDS = {
   already_sent: "You have already sent a convoy this turn.",
   on_road: "A soldier on the road cannot be flicked.",
 };
+
+// How a page ended, for the bar, the end sheet, the book, the replay and the live region: `loser` ended it.
+export function endWords(reason, loser) {
+  if (reason === "resigned") return `${loser} resigned`;
+  if (reason === "time") return `${loser} ran out of time`;
+  if (reason === "abandoned") return `${loser} left the page`;
+  return `every ${loser} soldier is crossed out`;
+}
