@@ -23,11 +23,12 @@ from dotfight.server.headers import HeadAsGet, SecurityHeaders
 from dotfight.server.heartbeat import Heartbeat
 from dotfight.server.limits import BodySizeLimit, RateLimiter
 from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
+from dotfight.server.offers import Offers
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.pages.authority import Capacity, PageAuthority
 from dotfight.server.push import PushService
 from dotfight.server.rooms import Rooms
-from dotfight.server.routes import card, fallback, health, page_html, pages, picture, push, ws
+from dotfight.server.routes import card, fallback, health, page_html, pages, people, picture, push, ws
 from dotfight.server.services import Services
 from dotfight.server.settings import Settings
 from dotfight.server.static import WebFiles
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         bots = BotRunner(authority, store, pool, settings.bot_retry_max_s, settings.bot_lease_s)
         limiter = RateLimiter(settings.http_requests_per_second, settings.http_request_burst)
         creations = RateLimiter(settings.page_creations_per_minute / 60, settings.page_creation_burst)
+        rematches = RateLimiter(settings.rematches_per_minute / 60, settings.rematch_burst)
         app.state.services = Services(
             settings,
             authority,
@@ -136,6 +138,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             creations,
             ActionBudget(settings),
             broadcast,
+            Offers(authority, store, rooms, push, bots, rematches),
         )
 
         def expired(page_id: str) -> None:
@@ -189,7 +192,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.allowed_origins,
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
     # Outermost (added last): every answer, whichever route, mount or refusal made it, gets them.
@@ -197,6 +200,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.include_router(health.router)
     app.include_router(pages.router)
+    app.include_router(people.router)
     app.include_router(picture.router)
     app.include_router(card.router)
     app.include_router(push.router)

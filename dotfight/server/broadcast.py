@@ -26,6 +26,13 @@ claim decided on any process, or a room made after the seat left, counts the abs
 PostgreSQL they are rows of `dotfight_departures` (migration 0008), written before the presence NOTIFY
 that tells of the leaving; in one process they are kept in memory (a restart forgets them, and the room
 then counts from the server's start: nobody is claimed against for an outage).
+
+Notices cross processes too: a message for every socket of a page that is not a commit (a rematch
+offered or made, a phrase said; issue 19) is told to this process's room directly and to the others with
+`tell`, a NOTIFY on `dotfight_notices` (payload `"<process_id> <page_id> <message>"`, the message as the
+sockets receive it), which each other process hands to its room of the page (`subscribe_notices`). What a
+notice says is kept in the store, so a phone that missed one (a dropped LISTEN connection) reads it
+with `GET …/rematch` or `GET …/said`, as it does when it opens a page.
 """
 
 from __future__ import annotations
@@ -46,12 +53,15 @@ logger = logging.getLogger(__name__)
 
 PAGES_CHANNEL = "dotfight_pages"
 PRESENCE_CHANNEL = "dotfight_presence"
+NOTICES_CHANNEL = "dotfight_notices"
 
 # (page_id, version) of a committed action.
 CommitCallback = Callable[[str, int], None]
 # (page_id, (blue, red)): which seats the other processes hold on a page.
 PresenceCallback = Callable[[str, tuple[bool, bool]], None]
 ReconnectCallback = Callable[[], Awaitable[None]]
+# (page_id, message): a serialised message another process has for every socket of a page.
+NoticeCallback = Callable[[str, str], None]
 
 NO_ONE = (False, False)
 SIDES = ("blue", "red")
@@ -108,6 +118,12 @@ class Broadcast(Protocol):
         the seats whose departure is known."""
         ...
 
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """Registers `callback(page_id, message)` for the notices other processes tell a page's sockets."""
+
+    def tell(self, page_id: str, message: str) -> None:
+        """Tells the other processes' sockets of a page a serialised message (off the caller's path)."""
+
     async def start(self) -> None:
         """Starts listening."""
 
@@ -155,6 +171,12 @@ class LocalBroadcast:
         """Returns the departures this process saw on a page (since it started)."""
         known = ((side, self._departures.get((page_id, side))) for side in SIDES)
         return {side: at for side, at in known if at is not None}
+
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """No other process tells: never called."""
+
+    def tell(self, page_id: str, message: str) -> None:
+        """No other process to tell."""
 
     async def start(self) -> None:
         """Nothing to start."""
@@ -235,6 +257,7 @@ class PostgresBroadcast:
         self._callbacks: list[CommitCallback] = []
         self._presence_callbacks: list[PresenceCallback] = []
         self._reconnect_callbacks: list[ReconnectCallback] = []
+        self._notice_callbacks: list[NoticeCallback] = []
         self._shared: dict[str, tuple[bool, bool]] = {}
         self._writes: asyncio.Lock | None = None
         self._writer: Any = None  # psycopg.AsyncConnection for presence, opened at start
@@ -322,6 +345,7 @@ class PostgresBroadcast:
                 async with connection:
                     await connection.execute(f"LISTEN {PAGES_CHANNEL}".encode())
                     await connection.execute(f"LISTEN {PRESENCE_CHANNEL}".encode())
+                    await connection.execute(f"LISTEN {NOTICES_CHANNEL}".encode())
                     self.listen_backend_pid = connection.info.backend_pid
                     self._listening.set()
                     pause = 0.05
@@ -352,6 +376,34 @@ class PostgresBroadcast:
                     logger.exception("a commit subscriber failed")
         elif channel == PRESENCE_CHANNEL and self._presence_callbacks:
             self._spawn(self._refresh_presence(payload))
+        elif channel == NOTICES_CHANNEL:
+            self._heard_notice(payload)
+
+    # -- notices
+
+    def subscribe_notices(self, callback: NoticeCallback) -> None:
+        """Registers `callback(page_id, message)` for the notices of the other processes (this process's
+        own are told to its rooms directly, not through here)."""
+        self._notice_callbacks.append(callback)
+
+    def tell(self, page_id: str, message: str) -> None:
+        """NOTIFYs the other processes of a notice for a page's sockets, off the caller's path."""
+        payload = f"{self.process_id} {page_id} {message}"
+        self._spawn(self._notify_notice(payload))
+
+    async def _notify_notice(self, payload: str) -> None:
+        await self._execute("SELECT pg_notify(%s, %s)", (NOTICES_CHANNEL, payload))
+
+    def _heard_notice(self, payload: str) -> None:
+        process_id, _, rest = payload.partition(" ")
+        page_id, _, message = rest.partition(" ")
+        if process_id == self.process_id or not page_id or not message:
+            return  # its own (told to its rooms already), or not a notice
+        for callback in self._notice_callbacks:
+            try:
+                callback(page_id, message)
+            except Exception:
+                logger.exception("a notice subscriber failed")
 
     def _spawn(self, work: Awaitable[None]) -> None:
         async def run() -> None:

@@ -21,7 +21,7 @@ from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_valid
 from dotfight.server.limits import TokenBucket
 from dotfight.server.pages.authority import Applied, Arrival, Seat
 from dotfight.server.rooms import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
-from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage
+from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage, SayMessage
 from dotfight.server.services import Services
 from dotfight.server.socket_lag import allowance_of
 
@@ -34,7 +34,7 @@ CLOSE_PAGE_EXPIRED = 4410  # 4000 + HTTP 410 (CONTRACTS.md C5)
 # A client further behind than this many actions gets the whole snapshot instead of the events.
 MAX_CATCH_UP_ACTIONS = 200
 
-_client_message: TypeAdapter[HelloMessage | ActionMessage] = TypeAdapter(ClientMessage)
+_client_message: TypeAdapter[HelloMessage | ActionMessage | SayMessage] = TypeAdapter(ClientMessage)
 
 
 class RefusedMessage(Exception):
@@ -49,7 +49,7 @@ class RefusedMessage(Exception):
 TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
 
 
-def parse_client_message(text: str) -> HelloMessage | ActionMessage:
+def parse_client_message(text: str) -> HelloMessage | ActionMessage | SayMessage:
     """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
 
     The JSON is read as Python reads it (NaN and Infinity included), so that an action carrying a
@@ -149,6 +149,8 @@ class PageSocket:
             if isinstance(parsed, HelloMessage):
                 if not await self._hello(parsed):
                     return
+            elif isinstance(parsed, SayMessage):
+                await self._say(parsed)
             else:
                 await self._action(parsed, arrived_at)
 
@@ -223,6 +225,21 @@ class PageSocket:
         if applied.duplicate:
             ack["duplicate"] = True
         connection.send_json(ack)
+
+    async def _say(self, message: SayMessage) -> None:
+        """A phrase for the page (issue 19): every socket of it hears `said`; a refusal is answered here."""
+        connection = self._connection
+        # Like an action: a phrase needs a hello first, and a seat (a watcher says nothing).
+        if not self._joined:
+            connection.send_json(error_message(ApiError("bad_request", "say hello first")))
+            return
+        if self._seat is None:
+            connection.send_json(error_message(ApiError("bad_token", "only a seat may say something")))
+            return
+        try:
+            await self._services.offers.say(self._page_id, self._seat, message.phrase)
+        except REFUSALS as refusal:
+            connection.send_json(error_message(api_error(refusal)))
 
     async def leave(self) -> None:
         """Removes the client from the page and tells the others."""

@@ -12,6 +12,9 @@ from dotfight.engine import State, turn_options
 from dotfight.server.people.clock import ClockState, view
 from dotfight.store.records import PageRecord
 
+# Bits of the bot's own generator seed (kept well inside a signed 64-bit integer for any database).
+BOT_SEED_BITS = 62
+
 
 @dataclass(frozen=True)
 class BotSeat:

@@ -193,6 +193,27 @@ def reminder_notice(side: str, left_s: float) -> Notice:
     return Notice(side, "Your move — Dotfight", f"A fifth of your time for this move is left: {left}.")
 
 
+def rematch_offered_notice(offered_by: str) -> Notice:
+    """What the other seat is told when `offered_by` offers a rematch of a finished page.
+
+    >>> rematch_offered_notice("red")
+    Notice(side='blue', title='Rematch? — Dotfight', body='Red offers a rematch. Open the page to accept.')
+    """
+    them = other_side(offered_by)  # type: ignore[arg-type]
+    body = f"{_cap(offered_by)} offers a rematch. Open the page to accept."
+    return Notice(them, "Rematch? — Dotfight", body)
+
+
+def rematch_accepted_notice(offered_by: str) -> Notice:
+    """What the seat that offered is told once the other accepted (it plays the other colour now).
+
+    >>> rematch_accepted_notice("blue").body
+    'Red accepted your rematch: you play red.'
+    """
+    them = other_side(offered_by)  # type: ignore[arg-type]
+    return Notice(offered_by, "Rematch — Dotfight", f"{_cap(them)} accepted your rematch: you play {them}.")
+
+
 @dataclass
 class _SeatDeliveries:
     """A seat's delivery under way, and the newest notice waiting to follow it."""
@@ -357,6 +378,13 @@ class PushService:
             return
         notice = reminder_notice(side, left_s)
         self._queue(page.meta.id, side, notice.payload(page.meta.id, page.state.version))
+
+    def tell(self, page: LoadedPage, notice: Notice) -> None:
+        """Queues a push of `notice` to its seat of a shared-link or live page, unless that seat has the
+        page open here (a rematch offered or accepted: its page shows it already). Never waits."""
+        if page.meta.mode not in PUSH_MODES or self._rooms.presence(page.meta.id).get(notice.side):
+            return
+        self._queue(page.meta.id, notice.side, notice.payload(page.meta.id, page.state.version))
 
     def _queue(self, page_id: str, side: str, payload: dict[str, Any]) -> None:
         """Queues a push to a seat (never waits): the newest replaces one waiting behind a delivery."""

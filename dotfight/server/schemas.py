@@ -207,7 +207,24 @@ class ActionMessage(Incoming):
         return client_action(action)
 
 
-ClientMessage = Annotated[HelloMessage | ActionMessage, Field(discriminator="type")]
+# A phrase as sent; whether it is one of the list is the people model's to say (people/phrases.py).
+PhraseText = Annotated[StrictStr, StringConstraints(max_length=64)]
+
+
+class SayIn(Incoming):
+    """`POST /api/pages/{id}/say`: one of the fixed phrases."""
+
+    phrase: PhraseText
+
+
+class SayMessage(Incoming):
+    """WebSocket: one of the fixed phrases, to every socket of the page."""
+
+    type: Literal["say"]
+    phrase: PhraseText
+
+
+ClientMessage = Annotated[HelloMessage | ActionMessage | SayMessage, Field(discriminator="type")]
 
 
 class Links(BaseModel):

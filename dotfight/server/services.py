@@ -8,6 +8,7 @@ from dotfight.server.bot_runner import BotRunner
 from dotfight.server.broadcast import Broadcast
 from dotfight.server.budgets import ActionBudget
 from dotfight.server.limits import RateLimiter
+from dotfight.server.offers import Offers
 from dotfight.server.pages.authority import PageAuthority
 from dotfight.server.rooms import Rooms
 from dotfight.server.settings import Settings
@@ -19,7 +20,8 @@ class Services:
     """Settings, the page authority and the database's store under it (its views), the pages' rooms
     (their sockets, fed by the authority and the broadcast), the bot seat, the HTTP rate limiter and the
     limiter of page creation (per client address), the action budget (WebSocket and HTTP actions
-    together), and the broadcast of commits and presence across the processes serving the database."""
+    together), the broadcast of commits and presence across the processes serving the database, and the
+    rematch offers and phrases of pages between two people."""
 
     settings: Settings
     authority: PageAuthority
@@ -30,3 +32,4 @@ class Services:
     creation_limiter: RateLimiter
     actions: ActionBudget
     broadcast: Broadcast
+    offers: Offers

@@ -79,6 +79,10 @@ class Settings(BaseSettings):
     # Pages one client address may create: a sustained rate per minute and a burst.
     page_creations_per_minute: float = Field(default=1.0, gt=0)
     page_creation_burst: int = Field(default=20, gt=0)
+    # Rematches one client address may make or offer (outside the creation limit, issue 19): a rematch of
+    # a rematch is a page too, so a chain of them is held to its own, more generous, rate.
+    rematches_per_minute: float = Field(default=4.0, gt=0)
+    rematch_burst: int = Field(default=20, gt=0)
     # A page never played past setup (bases, positioning) expires this many days after its last action;
     # its link then answers 410 page_expired. Pages in play or over are kept.
     page_setup_ttl_days: float = Field(default=30.0, gt=0)

@@ -23,7 +23,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -162,6 +162,9 @@ class CreatePage:
     bot_strength: str = "normal"
     bot_seed: int = 0
     clock: dict[str, int] | None = None  # live {initial_s, increment_s}, link {per_move_s}; None: none
+    # The seats' tokens when chosen by the server (a rematch's, derived from the old seats): "blue", "red",
+    # or "both" for the local token. None: fresh random tokens.
+    tokens: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,11 @@ class _Move(NamedTuple):
 # What an action's write answers: the action as sent, or the first answer of its move_id in the log (put
 # on the wire by `act` against the page as it stands then).
 Answer = tuple[LoadedPage, Applied | LogEntry]
+
+
+# How a new page is written: the store's `create` by default; a rematch's is its atomic accept (the new
+# page made and linked to the old one in one transaction, or nothing written).
+PageWrite = Callable[[PageRecord, Checkpoint, Sequence[SeatRecord]], Future[Any]]
 
 
 # Called after every committed action, still under the page's lock (so in version order):
@@ -428,8 +436,9 @@ class PageAuthority:
     # ----------------------------------------------------------------------------------------------
     # creating pages
 
-    async def create(self, command: CreatePage) -> NewPage:
-        """Creates a page; raises BadRequest for rules a new page may not have."""
+    async def create(self, command: CreatePage, write: PageWrite | None = None) -> NewPage:
+        """Creates a page (written by `write`, default the store's `create`); raises BadRequest for rules
+        a new page may not have, or what `write` refuses with (nothing is then kept)."""
         rules = self._new_rules(command)
         seed = command.seed if command.seed is not None else fair_dice.new_seed()
         state = new_page(rules, seed)
@@ -447,14 +456,14 @@ class PageAuthority:
             created_at=datetime.now(UTC),
             clock=command.clock,
         )
-        seats, seat_records = self._new_seats(command.mode, bot)
+        seats, seat_records = self._new_seats(command.mode, bot, command.tokens or {})
         clock = None
         if command.clock is not None:  # validated by the schema: its time starts now
             clock = start_clock(settings_from_json(command.clock), state, self.now())
         first = replace(
             checkpoint_of(state), state=state.to_json(), clock=None if clock is None else clock_update(clock)
         )
-        await asyncio.wrap_future(self.store.create(record, first, seat_records))
+        await asyncio.wrap_future((write or self.store.create)(record, first, seat_records))
         page = LoadedPage(record, state, clock)
         self._pages.put(record.id, page)
         self._seat_hashes.put(record.id, tuple((seat.token_hash, seat.side) for seat in seat_records))
@@ -475,9 +484,11 @@ class PageAuthority:
         return rules
 
     @staticmethod
-    def _new_seats(mode: str, bot: BotSeat | None) -> tuple[dict[str, str | None], list[SeatRecord]]:
+    def _new_seats(
+        mode: str, bot: BotSeat | None, chosen: dict[str, str]
+    ) -> tuple[dict[str, str | None], list[SeatRecord]]:
         if mode == "local":
-            token = tokens.new_token()
+            token = chosen.get("both") or tokens.new_token()
             return {"blue": token, "red": token}, [SeatRecord(tokens.token_hash(token), None, "local")]
         seats: dict[str, str | None] = {}
         records = []
@@ -485,7 +496,7 @@ class PageAuthority:
             if bot is not None and bot.side == side:
                 seats[side] = None
                 continue
-            token = tokens.new_token()
+            token = chosen.get(side) or tokens.new_token()
             seats[side] = token
             records.append(SeatRecord(tokens.token_hash(token), side, "seat"))
         return seats, records

@@ -25,7 +25,7 @@ from dotfight.server.rooms.absence import (
     seeded_departures,
     side_to_act,
 )
-from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey
+from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, compact_json
 from dotfight.server.rooms.room import Room
 from dotfight.store.records import PageMoved
 
@@ -74,6 +74,7 @@ class Rooms:
         broadcast.subscribe(self.announced)
         broadcast.on_reconnect(self.catch_up_all)
         broadcast.subscribe_presence(self.set_remote_presence)
+        broadcast.subscribe_notices(self.heard_notice)
 
     # -- admission
 
@@ -209,6 +210,19 @@ class Rooms:
         room = self._rooms.get(page_id)
         if room is not None:
             room.set_remote_presence(seats)
+
+    def tell(self, page_id: str, message: dict[str, Any]) -> None:
+        """Tells every socket of a page, on every process, a message that is not a commit (a rematch's
+        standing, a phrase said): this process's room at once, the others through the broadcast."""
+        text = compact_json(message)
+        self.heard_notice(page_id, text)
+        self._broadcast.tell(page_id, text)
+
+    def heard_notice(self, page_id: str, text: str) -> None:
+        """A broadcast subscriber (and `tell`'s own delivery): a message for the page's sockets here."""
+        room = self._rooms.get(page_id)
+        if room is not None:
+            room.broadcast(text)
 
     async def catch_up_all(self) -> None:
         """After a dropped LISTEN connection: every room catches up, and its presence is re-read."""

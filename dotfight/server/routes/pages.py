@@ -22,7 +22,7 @@ from dotfight.server.deps import (
     client_key,
 )
 from dotfight.server.errors import ApiError
-from dotfight.server.page_view import log_with_cross_sides
+from dotfight.server.page_view import BOT_SEED_BITS, log_with_cross_sides
 from dotfight.server.pages.authority import Arrival
 from dotfight.server.pages.errors import BadToken
 from dotfight.server.schemas import (
@@ -40,8 +40,6 @@ router = APIRouter(prefix="/api")
 
 PAGE_ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 PageId = Annotated[str, Path(pattern=PAGE_ID_PATTERN)]
-# Bits of the bot's own generator seed (kept well inside a signed 64-bit integer for any database).
-BOT_SEED_BITS = 62
 
 
 def public_base(settings: Settings, request: Request) -> str:
