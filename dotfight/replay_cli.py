@@ -28,8 +28,8 @@ from typing import Any, TextIO
 
 from dotfight.engine import Replay, RuleSet
 from dotfight.engine.errors import quoted
+from dotfight.engine.query import with_cross_sides
 from dotfight.engine.rng import seed_from_hex, seed_to_hex
-from dotfight.server.page_view import with_cross_sides
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def check(log: PageLog, replay: Replay) -> list[str]:
         )
     if log.recorded is not None:
         for number, (stored, replayed) in enumerate(zip(log.recorded, replay.events, strict=False), start=1):
-            # A served log names each cross's side on the way out (page_view.with_cross_sides): it is
+            # A served log names each cross's side on the way out (engine.query.with_cross_sides): it is
             # checked against the replayed page's own crosses; a golden page's log is as the engine wrote.
             if stored != replayed and stored != with_cross_sides(replay.state, replayed):
                 problems.append(f"action {number}: the recorded events differ from the replay's")

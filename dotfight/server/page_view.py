@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dotfight.engine import State, turn_options
+from dotfight.engine.query import with_cross_sides
 from dotfight.server.people.clock import ClockState, view
 from dotfight.store.records import PageRecord
 
@@ -123,38 +124,6 @@ def events_on_the_wire(
         return sent
     sent[-1] = {**sent[-1], "options": turn_options(state)}
     return sent
-
-
-def with_cross_sides(state: State, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Returns the events with every `crossed_out` naming `side`, the colour of its cross: the crossed
-    soldier's `Cross.side` in `state`, looked up, not worked out. `state` may be any state at or after
-    the events (nobody is ever uncrossed), so a log read long after keeps its crosses' colours. The
-    events given are not changed; one already naming its side, or whose soldier `state` does not hold
-    crossed, is passed on as it is.
-
-    >>> from dotfight.engine import RuleSet, apply, new_page
-    >>> page = new_page(RuleSet.preset("quick"), seed=7)
-    >>> for side, kind in [("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")]:
-    ...     page, _ = apply(page, side, {"type": kind})
-    >>> flick = {"type": "flick", "soldier": "b3s1", "kind": "snipe", "vector": [0, -900]}
-    >>> page, events = apply(page, "blue", flick)
-    >>> crosses = [e for e in with_cross_sides(page, events) if e["type"] == "crossed_out"]
-    >>> [(e["soldier"], e["side"]) for e in crosses][:1]
-    [('b4s5', 'blue')]
-    >>> any("side" in e for e in events if e["type"] == "crossed_out")  # the engine's own unchanged
-    False
-    """
-    return [
-        _with_cross_side(state, event) if event.get("type") == "crossed_out" else event for event in events
-    ]
-
-
-def _with_cross_side(state: State, event: dict[str, Any]) -> dict[str, Any]:
-    if "side" in event:
-        return event
-    index = state.soldier_index.get(event.get("soldier"))  # type: ignore[arg-type]
-    cross = None if index is None else state.soldiers[index].cross
-    return event if cross is None else {**event, "side": cross.side}
 
 
 def log_with_cross_sides(state: State, text: str) -> str:

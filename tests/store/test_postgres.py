@@ -32,6 +32,7 @@ from sqlalchemy.pool import NullPool
 
 from dotfight.engine import Replay, RuleSet
 from dotfight.server.app import create_app
+from dotfight.server.page_view import with_cross_sides
 from dotfight.server.pages.authority import CACHE_EVERY
 from dotfight.server.settings import Settings
 from dotfight.store.database import begin_write, make_engine
@@ -166,7 +167,9 @@ def assert_replays_to(log: dict[str, Any], final: dict[str, Any]) -> None:
     )
     assert replay.error is None
     assert replay.valid == len(entries)
-    assert json_copy(replay.events) == [entry["events"] for entry in entries]
+    # The served log's events are the replay's, each cross naming its side as the replayed page knows it.
+    replayed = [with_cross_sides(replay.state, events) for events in replay.events]
+    assert json_copy(replayed) == [entry["events"] for entry in entries]
     engine_view = json_copy(replay.state.snapshot())
     assert {key: final[key] for key in engine_view} == engine_view
 
