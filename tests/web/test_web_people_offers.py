@@ -86,6 +86,9 @@ def test_a_rematch_from_the_invited_seat_and_a_phrase_on_the_real_server(
         snapshot = httpx.get(f"{server}/api/pages/{new}", timeout=10).json()
         assert snapshot["rules"]["preset"] == "quick" and snapshot["mode"] == "link"
         assert snapshot["rules"] == httpx.get(f"{server}/api/pages/{old}", timeout=10).json()["rules"]
+        # Both already hold their seats: the phone waiting for the other's move offers no link to share.
+        waiting = blue if blue.state()["side"] != snapshot["side_to_act"] else red
+        assert waiting.page.locator(".bottombar .actions button", has_text="Share link").count() == 0
         red.shot(screens, "people-offers-rematch-real")
 
         # A phrase from the phone that now plays blue shows on the other phone, which does not move.

@@ -74,7 +74,7 @@ export function barView(model, opts, ui) {
   if (ui.busy) return { hint: "Tap the page to see the result at once.", items: [] };
   if (!ui.token) return { hint: `Watching · ${waitingWords(model, ui)}`, items: [] };
   if (!isMyMove(model, ui)) {
-    const share = ui.mode === "link" || ui.mode === "live" ? [button("Share link", "share")] : [];
+    const share = (ui.mode === "link" || ui.mode === "live") && !ui.rematch ? [button("Share link", "share")] : [];
     return { hint: waitingWords(model, ui), items: share };
   }
   const sideBtn = model.sideToAct === "red" ? "btn btn-red" : "btn btn-main";

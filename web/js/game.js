@@ -49,6 +49,8 @@ export class GameScreen {
       token: seat.token || this.entry.token || null,
       side: seat.side || this.entry.side || null,
       mode: this.entry.mode || null,
+      // A rematch: both players hold their seats already (issue 19), so there is no link to share.
+      rematch: !!this.entry.rematchOf,
       kind: "snipe", sendFlow: null, sending: null, online: null,
       presence: null, aim: null, barHint: "", byKeys: false,
     };
