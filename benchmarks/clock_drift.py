@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE
 from tests.support.clock_pages import live_page_at_reds_turn
@@ -58,8 +60,16 @@ def skew_script(skew_ms: int) -> str:
 def server_red_left(server: ServerProcess, page_id: str) -> tuple[float, float, float]:
     """Red's time left (s) by the server, the local time (s) it is as of (the request's midpoint), and
     half the request's round trip (s): how far off that midpoint can be."""
-    sent = time.time()
-    clock = server.http.get(f"/api/pages/{page_id}").json()["clock"]
+    for attempt in range(3):
+        sent = time.time()
+        try:
+            clock = server.http.get(f"/api/pages/{page_id}").json()["clock"]
+            break
+        except httpx.RemoteProtocolError:
+            # uvicorn closes a keep-alive connection idle for 5 s, the sampling period: a request can
+            # meet the close. The GET is safe to repeat; only the attempt that was answered is timed.
+            if attempt == 2:
+                raise
     answered = time.time()
     assert clock["running"] == "red", clock
     return float(clock["red_s"]), (sent + answered) / 2, (answered - sent) / 2
