@@ -176,6 +176,17 @@ class NewPage:
     clock: dict[str, int] | None = None
 
 
+class _Request(NamedTuple):
+    """One action as its sender asked it: for which seat, at which version, with which move_id, and when
+    it reached the server; carried unchanged through the path that decides it."""
+
+    seat: Seat
+    action: dict[str, Any]
+    version: int
+    move_id: str | None
+    arrival: Arrival
+
+
 class _Move(NamedTuple):
     """An action worked out by the engine, not yet stored: its log entry, the page's new state, the
     action as sent, and the page's clock after it (None: no clock)."""
@@ -531,10 +542,9 @@ class PageAuthority:
             reply = partial(self._replies_on(loop).settle, outcome)
             page = self._pages.get(page_id)
             arrival = arrival or Arrival(self.now())
-            if page is None or not self._inline(page, seat, action, version, move_id, reply, arrival):
-                self._engines.submit(
-                    self._on_engine_thread, page_id, seat, action, version, move_id, reply, arrival
-                )
+            request = _Request(seat, action, version, move_id, arrival)
+            if page is None or not self._inline(page, request, reply):
+                self._engines.submit(self._on_engine_thread, page_id, request, reply)
             try:
                 page, answer = await outcome
             except EngineRefusal as refusal:
@@ -591,16 +601,7 @@ class PageAuthority:
             except Exception:  # a listener's failure must not undo a committed move
                 logger.exception("page %s: listener failed", page.meta.id)
 
-    def _inline(
-        self,
-        page: LoadedPage,
-        seat: Seat,
-        action: dict[str, Any],
-        version: int,
-        move_id: str | None,
-        reply: Reply[Answer],
-        arrival: Arrival,
-    ) -> bool:
+    def _inline(self, page: LoadedPage, request: _Request, reply: Reply[Answer]) -> bool:
         """Decides one action on the calling thread (the event loop) when that needs no read and its
         cost is bounded by a small constant: the page in memory, rules within the new-page limits (every
         engine search bounded, issue 9) and no convoy in transit (an arrival's free-spot search is the
@@ -608,44 +609,25 @@ class PageAuthority:
         done nothing, for every other action, and for one whose answer only the log can give (an engine
         thread then takes it: the client may be behind, or another process may have moved the page on)."""
         state = page.state
-        if state.version != version or state.convoys or not within_new_page_limits(state.rules):
+        if state.version != request.version or state.convoys or not within_new_page_limits(state.rules):
             return False
-        return self._decide(page, seat, action, version, move_id, reply, arrival, may_read=False)
+        return self._decide(page, request, reply, may_read=False)
 
-    def _on_engine_thread(
-        self,
-        page_id: str,
-        seat: Seat,
-        action: dict[str, Any],
-        version: int,
-        move_id: str | None,
-        reply: Reply[Answer],
-        arrival: Arrival,
-    ) -> None:
+    def _on_engine_thread(self, page_id: str, request: _Request, reply: Reply[Answer]) -> None:
         """Decides one action on an engine thread, reading the page from the store when needed."""
         try:
-            page = self._page_at(page_id, version)
+            page = self._page_at(page_id, request.version)
         except Exception as error:
             reply(error)
             return
-        self._decide(page, seat, action, version, move_id, reply, arrival, may_read=True)
+        self._decide(page, request, reply, may_read=True)
 
-    def _decide(
-        self,
-        page: LoadedPage,
-        seat: Seat,
-        action: dict[str, Any],
-        version: int,
-        move_id: str | None,
-        reply: Reply[Answer],
-        arrival: Arrival,
-        *,
-        may_read: bool,
-    ) -> bool:
+    def _decide(self, page: LoadedPage, request: _Request, reply: Reply[Answer], *, may_read: bool) -> bool:
         """The one path of an action: checked at the version its sender saw, worked out by the engine,
         refused, or handed to the store (whose answer is passed to `reply`). A stale action or a refusal
         carrying a move_id may be a retry of a move already made, answered with its first result, which
         only the log knows: without `may_read` it returns False then, having done nothing."""
+        seat, action, version, move_id, arrival = request
         try:
             move: _Move | PageError = (
                 stale(page)
