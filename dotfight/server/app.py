@@ -138,7 +138,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             creations,
             ActionBudget(settings),
             broadcast,
-            Offers(authority, store, rooms, push, bots, rematches),
+            offers := Offers(authority, store, rooms, push, bots, rematches),
         )
 
         def expired(page_id: str) -> None:
@@ -152,7 +152,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         heartbeat = Heartbeat(store, authority, settings.heartbeat_s)
         await heartbeat.start()
         app.state.timeouts = timeouts = TimeOuts(
-            authority, store, settings.time_out_poll_s, trusted=lambda: heartbeat.trusted, remind=push.remind
+            authority,
+            store,
+            settings.time_out_poll_s,
+            trusted=lambda: heartbeat.trusted,
+            remind=push.remind,
+            offer_ended=offers.offer_ended,
         )
         authority.add_listener(timeouts.committed)
         authority.on_late_move = timeouts.late_move

@@ -371,10 +371,13 @@ class PushService:
             if notice is not None and not presence.get(notice.side):
                 self._queue(page.meta.id, notice.side, notice.payload(page.meta.id, applied.version))
 
-    def remind(self, page: LoadedPage, side: str, left_s: float) -> None:
+    async def remind(self, page: LoadedPage, side: str, left_s: float) -> None:
         """Queues a link page's reminder to the side to act (`left_s` of its move left), unless it has the
-        page open (issue 19: as lichess's correspondence alarm)."""
-        if page.meta.mode not in PUSH_MODES or self._rooms.presence(page.meta.id).get(side):
+        page open on any process (issue 19: as lichess's correspondence alarm)."""
+        if page.meta.mode not in PUSH_MODES:
+            return
+        blue, red = await self._rooms.seats_anywhere(page.meta.id)
+        if blue if side == "blue" else red:
             return
         notice = reminder_notice(side, left_s)
         self._queue(page.meta.id, side, notice.payload(page.meta.id, page.state.version))

@@ -1,4 +1,5 @@
-"""The time-out writer: the server ends a page whose running side's time is up, by itself (issue 19).
+"""The time-out writer: the server ends a page whose running side's time is up, by itself (issue 19); and
+with the same alarm, a link page's reminder and the end of a rematch offer.
 
 One `people.alarm.Alarm` per process (one heap, one task; nothing per waiting page) holds when each page's
 `time_out` becomes due (`clock.time_out_at`: the deadline plus the lag cap, so a move that is still in
@@ -17,8 +18,15 @@ answers the second with the first's entry), never two. Nothing is written while 
 trusted (a deadline that passed during an outage is credited first).
 
 On link pages the side to act is also reminded by Web Push when a fifth of its time per move is left
-(`clock.reminder_at`), once per move and not while it has the page open: the reminder is set by the
-process that committed the move (a restart in between drops it; the deadline itself still holds).
+(`clock.reminder_at`). The reminder is stored with the page (`reminder_at`, written with the deadline in
+the move's transaction), so every process knows it: from its own commits and from `store.next_reminders`,
+read with the deadlines. When it comes, the process **claims** it (`store.claim_reminder`: an UPDATE of
+the stored moment that only one process wins) and only then pushes, unless the side to act has the page
+open on any process: once per move, across restarts and processes.
+
+The same poll reads the earliest ends of the standing rematch offers (`store.next_offer_ends`); when one
+comes, `offer_ended` tells this process's sockets of the page (every process reads them, so each tells
+its own: nobody is told twice).
 """
 
 from __future__ import annotations
@@ -26,39 +34,56 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TypeVar
 
 from dotfight.server.cache import LruCache
 from dotfight.server.page_view import LoadedPage
-from dotfight.server.pages.authority import Applied, Arrival, PageAuthority, Seat, time_out_move_id
+from dotfight.server.pages.authority import Applied, Arrival, PageAuthority, Seat, moment_of, time_out_move_id
 from dotfight.server.pages.errors import EngineRefusal, NotFound, PageExpired, StaleVersion
 from dotfight.server.people.alarm import Alarm, AlarmClock
-from dotfight.server.people.clock import ClockState, LinkClock, reminder_at, time_out_at
+from dotfight.server.people.clock import ClockState, reminder_at, time_out_at
 from dotfight.server.people.lag import ALLOWANCE_CAP_S
-from dotfight.store.records import PeopleStore
+from dotfight.store.records import OfferEnd, PeopleStore, Reminder
 
 __all__ = ["FIRST_BATCH", "TimeOuts"]
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # The earliest deadlines read per poll; read again, twice as many, while all of them are due before the
-# next poll (a burst of pages ending at once), up to MAX_BATCH.
+# next poll (a burst of pages ending at once), up to MAX_BATCH. The same for reminders and offers' ends.
 FIRST_BATCH = 64
 MAX_BATCH = 8192
 # The time-outs' delays kept (the latest).
 DELAYS_KEPT = 1024
-# Link pages whose last reminder this process remembers.
+# Link pages whose last claimed (or tried) reminder this process remembers, so that a later action of the
+# same move does not arm it again (if it did, the store's claim would refuse it: it is only a write saved).
 REMINDED_KEPT = 100_000
-# A reminder's key in the one alarm, beside the pages' time-outs.
+# Keys in the one alarm beside the pages' time-outs (a page's id alone).
 _REMINDER = "remind:"
+_OFFER_END = "offer:"
 
-# Tells a seat of a link page (page, side, seconds left) that a fifth of its move's time is left.
-Remind = Callable[[LoadedPage, str, float], None]
+# Tells a seat of a link page (page, side, seconds left) that a fifth of its move's time is left, unless it
+# has the page open.
+Remind = Callable[[LoadedPage, str, float], Awaitable[None]]
+# Tells this process's sockets of a page that its standing rematch offer ran out (if it still stands so).
+OfferEnded = Callable[[OfferEnd], Awaitable[None]]
+
+
+def reminder_of(page_id: str, clock: ClockState) -> Reminder | None:
+    """The page's reminder as the store keeps it (the same moment to the microsecond), or None."""
+    at, deadline = moment_of(reminder_at(clock)), moment_of(clock.deadline)
+    if at is None or deadline is None or clock.running is None:
+        return None
+    return Reminder(page_id, at, clock.running, deadline)
 
 
 class TimeOuts:
     """Writes `time_out` for every page whose running side's time is up, once, on whichever process
-    notices first; reminds link pages' side to act."""
+    notices first; reminds link pages' side to act once; tells the sockets when a rematch offer ends."""
 
     def __init__(
         self,
@@ -68,6 +93,7 @@ class TimeOuts:
         *,
         trusted: Callable[[], bool] = lambda: True,
         remind: Remind | None = None,
+        offer_ended: OfferEnded | None = None,
         clock: AlarmClock | None = None,
     ) -> None:
         self._authority = authority
@@ -75,10 +101,14 @@ class TimeOuts:
         self._poll_s = poll_s
         self._trusted = trusted
         self._remind = remind
+        self._offer_ended = offer_ended
         # The alarm's clock reads the same time as the authority's (tests hand in one ManualClock to both).
         self._alarm = Alarm(self._due, clock, max_sleep_s=poll_s)
-        # Page id -> the `since` of the move last reminded of (bounded: an old entry only risks a repeat).
-        self._reminded: LruCache[str, float] = LruCache(REMINDED_KEPT)
+        # The reminders and offers' ends the alarm holds, by page (one each: a later one replaces it).
+        self._reminders: dict[str, Reminder] = {}
+        self._offer_ends: dict[str, OfferEnd] = {}
+        # Page id -> the moment of the reminder last claimed or tried here.
+        self._reminded: LruCache[str, datetime] = LruCache(REMINDED_KEPT)
         self._poller: asyncio.Task[None] | None = None
         # Seconds from each of the latest time-outs' deadline to its commit (for tests and a look).
         self.delays: deque[float] = deque(maxlen=DELAYS_KEPT)
@@ -99,7 +129,7 @@ class TimeOuts:
             self._poller = None
 
     def waiting(self) -> int:
-        """Returns how many alarms are set (time-outs and reminders)."""
+        """Returns how many alarms are set (time-outs, reminders and offers' ends)."""
         return len(self._alarm)
 
     def committed(self, page: LoadedPage, applied: Applied) -> None:
@@ -107,30 +137,41 @@ class TimeOuts:
         clock = page.clock
         if clock is None:
             return
-        self._set(page.meta.id, clock, remind=True)
+        self._set(page.meta.id, clock)
 
     def created(self, page: LoadedPage) -> None:
         """The authority's hook for a page just created: its first side to act's time runs already."""
         if page.clock is not None:
-            self._set(page.meta.id, page.clock, remind=True)
+            self._set(page.meta.id, page.clock)
 
     def late_move(self, page_id: str) -> None:
         """A move was refused as late: the page's time-out is due within the lag cap; look at it then."""
         self._alarm.set(page_id, self._authority.now() + ALLOWANCE_CAP_S)
 
-    def _set(self, page_id: str, clock: ClockState, *, remind: bool = False) -> None:
-        """Sets the page's time-out from its clock, and with `remind` (the process that committed the
-        move: one process reminds) a link page's reminder."""
+    def _set(self, page_id: str, clock: ClockState) -> None:
+        """Sets the page's time-out, and a link page's reminder, from its clock."""
         at = time_out_at(clock)
         if at is None:
             self._alarm.clear(page_id)
-            self._alarm.clear(_REMINDER + page_id)
-            self._reminded.drop(page_id)
+            self._forget_reminder(page_id)
             return
         self._alarm.set(page_id, at)
-        reminder = reminder_at(clock) if remind and self._remind is not None else None
-        if reminder is not None and self._reminded.get(page_id) != clock.since:
-            self._alarm.set(_REMINDER + page_id, reminder)
+        reminder = reminder_of(page_id, clock) if self._remind is not None else None
+        if reminder is None:
+            self._forget_reminder(page_id)
+        else:
+            self._set_reminder(reminder)
+
+    def _set_reminder(self, reminder: Reminder) -> None:
+        page_id = reminder.page_id
+        if self._reminded.get(page_id) == reminder.at or self._reminders.get(page_id) == reminder:
+            return
+        self._reminders[page_id] = reminder
+        self._alarm.set(_REMINDER + page_id, reminder.at.timestamp())
+
+    def _forget_reminder(self, page_id: str) -> None:
+        if self._reminders.pop(page_id, None) is not None:
+            self._alarm.clear(_REMINDER + page_id)
 
     # -- the poll
 
@@ -143,27 +184,50 @@ class TimeOuts:
                 logger.info("reading the earliest deadlines failed: %s", error)
 
     async def poll(self) -> None:
-        """Sets the alarm of each of the earliest deadlines it does not know yet (or knows later)."""
+        """Sets the alarm of each of the earliest deadlines it does not know yet (or knows later), and of
+        the earliest reminders and offers' ends."""
+        deadlines = await self._earliest(
+            self._store.next_deadlines, lambda due: due.deadline.timestamp() + ALLOWANCE_CAP_S
+        )
+        for due in deadlines:
+            at = due.deadline.timestamp() + ALLOWANCE_CAP_S
+            known = self._alarm.when(due.page_id)
+            if known is None or at < known:
+                self._alarm.set(due.page_id, at)
+        if self._remind is not None:
+            for reminder in await self._earliest(self._store.next_reminders, lambda due: due.at.timestamp()):
+                self._set_reminder(reminder)
+        if self._offer_ended is not None:
+            now = moment_of(self._authority.now())
+            assert now is not None
+            ends = await self._earliest(
+                lambda limit: self._store.next_offer_ends(now, limit), lambda end: end.expires_at.timestamp()
+            )
+            for end in ends:
+                if self._offer_ends.get(end.page_id) != end:
+                    self._offer_ends[end.page_id] = end
+                    self._alarm.set(_OFFER_END + end.page_id, end.expires_at.timestamp())
+
+    async def _earliest(self, read: Callable[[int], list[T]], when: Callable[[T], float]) -> Sequence[T]:
+        """Reads the earliest of a kind (`read(limit)`, earliest first): again, twice as many, while all
+        of them fall before the next poll."""
         horizon = self._authority.now() + self._poll_s + ALLOWANCE_CAP_S
         batch = FIRST_BATCH
         while True:
-            deadlines = await asyncio.to_thread(self._store.next_deadlines, batch)
-            for due in deadlines:
-                at = due.deadline.timestamp() + ALLOWANCE_CAP_S
-                known = self._alarm.when(due.page_id)
-                if known is None or at < known:
-                    self._alarm.set(due.page_id, at)
-            if len(deadlines) < batch or batch >= MAX_BATCH or deadlines[-1].deadline.timestamp() > horizon:
-                return
+            found = await asyncio.to_thread(read, batch)
+            if len(found) < batch or batch >= MAX_BATCH or when(found[-1]) > horizon:
+                return found
             batch *= 2
 
-    # -- writing time-outs
+    # -- what the alarm calls
 
     async def _due(self, key: str) -> None:
         if key.startswith(_REMINDER):
             await self._remind_now(key.removeprefix(_REMINDER))
-            return
-        await self.time_out(key)
+        elif key.startswith(_OFFER_END):
+            await self._end_offer(key.removeprefix(_OFFER_END))
+        else:
+            await self.time_out(key)
 
     async def time_out(self, page_id: str) -> Applied | None:
         """Writes the page's `time_out` if its running side's time is up now; else sets its alarm again
@@ -177,7 +241,7 @@ class TimeOuts:
             clock = page.clock
             at = None if clock is None or page.over else time_out_at(clock)
             if clock is None or clock.running is None or at is None:
-                self._reminded.drop(page_id)
+                self._forget_reminder(page_id)
                 return None
             now = self._authority.now()
             if now < at:
@@ -214,25 +278,33 @@ class TimeOuts:
         return applied
 
     async def _remind_now(self, page_id: str) -> None:
-        try:
-            page = await self._authority.page(page_id)
-        except Exception as error:
-            logger.info("page %s: no reminder (%s)", page_id, error)
-            return
-        clock = page.clock
-        if self._remind is None or clock is None or page.over or clock.running is None:
-            return
-        at = reminder_at(clock)
-        if (
-            not isinstance(clock.settings, LinkClock)
-            or at is None
-            or self._reminded.get(page_id) == clock.since
-        ):
+        """Claims the page's reminder and, if this process won it, pushes it (unless the side to act has
+        the page open: `remind` looks on every process)."""
+        reminder = self._reminders.pop(page_id, None)
+        if reminder is None or self._remind is None:
             return
         now = self._authority.now()
-        if now < at:
-            self._alarm.set(_REMINDER + page_id, at)
+        if now < reminder.at.timestamp():  # the alarm woke early (a wall clock step back)
+            self._set_reminder(reminder)
             return
-        self._reminded.put(page_id, clock.since or 0.0)
-        deadline = clock.deadline or now
-        self._remind(page, clock.running, max(0.0, deadline - now))
+        try:
+            claimed = await asyncio.wrap_future(self._store.claim_reminder(page_id, reminder.at))
+            page = await self._authority.page(page_id) if claimed else None
+        except Exception as error:  # the database is down: a poll later, whoever can, claims it
+            logger.info("page %s: no reminder now (%s)", page_id, error)
+            self._alarm.set(_REMINDER + page_id, now + self._poll_s)
+            self._reminders[page_id] = reminder
+            return
+        self._reminded.put(page_id, reminder.at)
+        if page is None or page.over:  # another process claimed it (or the move it was for has passed)
+            return
+        await self._remind(page, reminder.side, max(0.0, reminder.deadline.timestamp() - now))
+
+    async def _end_offer(self, page_id: str) -> None:
+        end = self._offer_ends.pop(page_id, None)
+        if end is None or self._offer_ended is None:
+            return
+        try:
+            await self._offer_ended(end)
+        except Exception as error:  # nobody is told now; a phone opening the page reads it anyway
+            logger.info("page %s: the end of its rematch offer was not told (%s)", page_id, error)

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, CursorResult, Table, and_, bindparam, exists, insert, select, update
+from sqlalchemy import Connection, CursorResult, Table, and_, bindparam, case, exists, insert, select, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import UpdateBase
 
@@ -129,10 +129,26 @@ CHECKPOINT = Prepared(
 )
 FIRST_CHECKPOINT = Prepared(insert(_states), ["page_id", "version", "state"])
 # Only the moves of pages with a clock run it (a page without one never does: its hot path is unchanged).
+# The reminder belongs to its deadline: a new deadline (the side to act changed, the page ended) brings its
+# own reminder (or none), while an action that leaves the deadline as it was (a send, then a flick of the
+# same turn) leaves the reminder as it was — waiting, or already sent (NULL): once per move. SET's
+# expressions read the row as it was before the UPDATE (SQLite and PostgreSQL alike).
 CLOCK = Prepared(
     update(_pages)
     .where(_pages.c.id == bindparam("b_id"))
-    .values(clock_state=bindparam("b_clock_state"), deadline=bindparam("b_deadline"))
+    .values(
+        clock_state=bindparam("b_clock_state"),
+        deadline=bindparam("b_deadline"),
+        reminder_at=case(
+            # Typed as the column: its own bind processor writes the moment (SQLite's DATETIME text), so
+            # the claim's `reminder_at = :at` matches it to the microsecond.
+            (
+                _pages.c.deadline.is_distinct_from(bindparam("b_deadline")),
+                bindparam("b_reminder_at", type_=_pages.c.reminder_at.type),
+            ),
+            else_=_pages.c.reminder_at,
+        ),
+    )
 )
 
 
@@ -220,5 +236,14 @@ def save_state(connection: Connection, page_id: str, version: int, state: dict[s
 
 
 def set_clock(connection: Connection, page_id: str, clock: ClockUpdate) -> None:
-    """Writes the page's new clock state and deadline (in the transaction of the move that changed them)."""
-    CLOCK.execute(connection, {"b_id": page_id, "b_clock_state": clock.state, "b_deadline": clock.deadline})
+    """Writes the page's new clock state and deadline, and with a new deadline its reminder (in the
+    transaction of the move that changed them)."""
+    CLOCK.execute(
+        connection,
+        {
+            "b_id": page_id,
+            "b_clock_state": clock.state,
+            "b_deadline": clock.deadline,
+            "b_reminder_at": clock.reminder_at,
+        },
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -21,12 +22,15 @@ from dotfight.store.records import (
     Downtime,
     LogEntry,
     NoSuchPage,
+    OfferEnd,
     PageRecord,
     Phrase,
     PhraseCapReached,
     Rematch,
     RematchRefused,
+    Reminder,
     Reply,
+    SealedSeat,
     SeatRecord,
     StoredPage,
     VersionMoved,
@@ -58,7 +62,7 @@ class _Page:
         self.phrases: list[Phrase] = []
 
 
-def _refused_acceptance(standing: Rematch, side: str, now: datetime) -> str | None:
+def _refused_acceptance(standing: Rematch, side: str, now: datetime, offered_seat: str | None) -> str | None:
     """Why `side` may not accept this rematch now (as people.refused_acceptance), or None."""
     if standing.page is not None:
         return "accepted"
@@ -66,7 +70,17 @@ def _refused_acceptance(standing: Rematch, side: str, now: datetime) -> str | No
         return "own_offer"
     if standing.expires_at <= now:
         return "expired"
+    if (None if standing.offered_seat is None else standing.offered_seat.token_hash) != offered_seat:
+        return "offered_again"
     return None
+
+
+def _moved_clock(before: ClockUpdate | None, after: ClockUpdate) -> ClockUpdate:
+    """A move's new clock as the database's UPDATE writes it: the reminder follows a new deadline, and an
+    unchanged deadline keeps the reminder as it was (waiting, or sent)."""
+    if before is not None and before.deadline == after.deadline:
+        return replace(after, reminder_at=before.reminder_at)
+    return after
 
 
 class MemoryPageStore(AppendsAnsweredByFuture):
@@ -188,7 +202,7 @@ class MemoryPageStore(AppendsAnsweredByFuture):
         if checkpoint.state is not None:
             page.saved = checkpoint
         if checkpoint.clock is not None:
-            page.clock = checkpoint.clock
+            page.clock = _moved_clock(page.clock, checkpoint.clock)
         return Appended(entry)
 
     # ----------------------------------------------------------------------------------------------
@@ -204,12 +218,52 @@ class MemoryPageStore(AppendsAnsweredByFuture):
             ]
         return sorted(deadlines, key=lambda due: (due.deadline, due.page_id))[: max(limit, 0)]
 
+    def next_reminders(self, limit: int) -> list[Reminder]:
+        """Returns the earliest reminders waiting on pages in play, earliest first."""
+        with self._lock:
+            reminders = [
+                Reminder(page_id, clock.reminder_at, page.row.side_to_act, clock.deadline)
+                for page_id, page in self._pages.items()
+                if (clock := page.clock) is not None
+                and clock.reminder_at is not None
+                and clock.deadline is not None
+                and page.row.side_to_act is not None
+                and page.row.status == "open"
+            ]
+        return sorted(reminders, key=lambda due: (due.at, due.page_id))[: max(limit, 0)]
+
+    def claim_reminder(self, page_id: str, at: datetime) -> Future[bool]:
+        """Takes the page's reminder due `at` (one caller wins: the reminder is cleared)."""
+
+        def claim() -> bool:
+            with self._lock:
+                page = self._page(page_id)
+                clock = page.clock
+                if clock is None or clock.reminder_at != at:
+                    return False
+                page.clock = replace(clock, reminder_at=None)
+                return True
+
+        return _answered(claim)
+
+    def next_offer_ends(self, after: datetime, limit: int) -> list[OfferEnd]:
+        """Returns the standing rematch offers running out after `after`, earliest first."""
+        with self._lock:
+            ends = [
+                OfferEnd(page_id, page.rematch.offered_by, page.rematch.expires_at)
+                for page_id, page in self._pages.items()
+                if page.rematch is not None and page.rematch.page is None and page.rematch.expires_at > after
+            ]
+        return sorted(ends, key=lambda end: (end.expires_at, end.page_id))[: max(limit, 0)]
+
     def rematch(self, page_id: str) -> Rematch | None:
         """Returns the page's rematch, or None."""
         with self._lock:
             return self._page(page_id).rematch
 
-    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
+    def offer_rematch(
+        self, page_id: str, side: str, now: datetime, expires_at: datetime, seat: SealedSeat | None = None
+    ) -> Future[Rematch]:
         """Offers a rematch for `side` (records.PeopleStore.offer_rematch)."""
 
         def offer() -> Rematch:
@@ -223,7 +277,7 @@ class MemoryPageStore(AppendsAnsweredByFuture):
                         if standing.offered_by == side:
                             return standing
                         raise RematchRefused(page_id, "offered")
-                page.rematch = Rematch(page_id, side, now, expires_at)
+                page.rematch = Rematch(page_id, side, now, expires_at, offered_seat=seat)
                 return page.rematch
 
         return _answered(offer)
@@ -250,6 +304,8 @@ class MemoryPageStore(AppendsAnsweredByFuture):
         record: PageRecord,
         checkpoint: Checkpoint,
         seats: Sequence[SeatRecord],
+        offered_seat: str | None = None,
+        accepted_seal: str | None = None,
     ) -> Future[Rematch]:
         """Accepts the other side's offer: the new page made and linked at once, or neither."""
 
@@ -259,15 +315,13 @@ class MemoryPageStore(AppendsAnsweredByFuture):
                 standing = page.rematch
                 if standing is None:
                     raise RematchRefused(page_id, "none")
-                refusal = _refused_acceptance(standing, side, now)
+                refusal = _refused_acceptance(standing, side, now, offered_seat)
                 if refusal is not None:
                     raise RematchRefused(page_id, refusal)
                 if record.id in self._pages:
                     raise ValueError(f"page {record.id!r} exists")
                 self._pages[record.id] = _Page(record, checkpoint, seats)
-                page.rematch = Rematch(
-                    page_id, standing.offered_by, standing.offered_at, standing.expires_at, record.id, now
-                )
+                page.rematch = replace(standing, page=record.id, accepted_at=now, accepted_seal=accepted_seal)
                 return page.rematch
 
         return _answered(accept)
@@ -310,7 +364,10 @@ class MemoryPageStore(AppendsAnsweredByFuture):
             for page_id, page in sorted(self._pages.items()):
                 clock = page.clock
                 if clock is not None and clock.deadline is not None and page.row.status == "open":
-                    page.clock = credit(clock.state, latest, now)
+                    moved = credit(clock.state, latest, now)
+                    # A reminder waiting moves with its deadline; a sent one stays sent.
+                    reminder = None if clock.reminder_at is None else moved.reminder_at
+                    page.clock = replace(moved, reminder_at=reminder)
                     credited.append(page_id)
             return Downtime(latest, now, tuple(credited))
 

@@ -52,6 +52,9 @@ class PageRow(Base):
     # When the running side's time ends (UTC), None: nobody's time runs. Indexed: the server's one timer
     # asks for the earliest deadlines of the pages in play.
     deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
+    # When a link page's side to act is to be reminded that a fifth of its move's time is left (UTC), None:
+    # no reminder waits (sent, or the turn passed). Indexed: every process reads the earliest.
+    reminder_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
 
 
 class PageStateRow(Base):
@@ -132,9 +135,16 @@ class RematchRow(Base):
     page_id: Mapped[str] = mapped_column(ForeignKey("pages.id"), primary_key=True)
     offered_by: Mapped[str] = mapped_column(String(8))  # "blue" | "red"
     offered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Indexed: every process reads the earliest standing offers' ends (to tell the sockets).
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     new_page_id: Mapped[str | None] = mapped_column(ForeignKey("pages.id"), nullable=True, unique=True)
     accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The offering seat's new token, drawn with its offer: its sha256 (the new page's seat), and the
+    # token sealed under a key of its old token (handed out again only to that token's holder). The
+    # accepting seat's new token, sealed the same way. None on rows made before they were drawn.
+    offered_seat: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    offered_seal: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    accepted_seal: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class PhraseRow(Base):

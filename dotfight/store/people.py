@@ -1,6 +1,6 @@
-"""The database's side of pages between two people (issue 19): the earliest deadlines, the rematch, the
-phrases and the server's heartbeat — each a function on a caller's session (reads) or on the writer's
-transaction (writes: `SqlPageStore` queues them as writer jobs).
+"""The database's side of pages between two people (issue 19): the earliest deadlines and reminders, the
+rematch and its offers' ends, the phrases and the server's heartbeat — each a function on a caller's
+session (reads) or on the writer's transaction (writes: `SqlPageStore` queues them as writer jobs).
 
 The rematch and phrase writes lock their row first (`SELECT … FOR UPDATE`, PostgreSQL's row lock; SQLite
 has one writer at a time anyway) and decide before they write anything, so a refusal writes nothing and
@@ -21,10 +21,13 @@ from dotfight.store.records import (
     Deadline,
     Downtime,
     NoPageToWrite,
+    OfferEnd,
     Phrase,
     PhraseCapReached,
     Rematch,
     RematchRefused,
+    Reminder,
+    SealedSeat,
 )
 
 # Heartbeats older than this are deleted as processes beat (processes long gone); a server down for
@@ -48,8 +51,46 @@ def next_deadlines(session: Session, limit: int) -> list[Deadline]:
     return [Deadline(page_id, as_utc(deadline)) for page_id, deadline in session.execute(query) if deadline]
 
 
+def next_reminders(session: Session, limit: int) -> list[Reminder]:
+    """Returns the earliest reminders waiting on pages in play, earliest first (the `reminder_at` index)."""
+    query = (
+        select(PageRow.id, PageRow.reminder_at, PageRow.side_to_act, PageRow.deadline)
+        .where(PageRow.reminder_at.is_not(None), PageRow.status == "open")
+        .order_by(PageRow.reminder_at, PageRow.id)
+        .limit(limit)
+    )
+    return [
+        Reminder(page_id, as_utc(at), side, as_utc(deadline))
+        for page_id, at, side, deadline in session.execute(query)
+        if at and side and deadline
+    ]
+
+
+def claim_reminder(session: Session, page_id: str, at: datetime) -> bool:
+    """Clears the page's reminder if it is still the one due `at`; tells whether this write did. On
+    PostgreSQL a second process's UPDATE waits for the first's row lock, then finds NULL: one wins."""
+    cleared: CursorResult[None] = session.execute(  # type: ignore[assignment]
+        update(PageRow).where(PageRow.id == page_id, PageRow.reminder_at == at).values(reminder_at=None)
+    )
+    return cleared.rowcount == 1
+
+
+def next_offer_ends(session: Session, after: datetime, limit: int) -> list[OfferEnd]:
+    """Returns the standing offers running out after `after`, earliest first (the `expires_at` index)."""
+    query = (
+        select(RematchRow.page_id, RematchRow.offered_by, RematchRow.expires_at)
+        .where(RematchRow.new_page_id.is_(None), RematchRow.expires_at > after)
+        .order_by(RematchRow.expires_at, RematchRow.page_id)
+        .limit(limit)
+    )
+    return [OfferEnd(page_id, side, as_utc(at)) for page_id, side, at in session.execute(query)]
+
+
 def rematch_of(row: RematchRow) -> Rematch:
     """Reads a rematch row."""
+    offered_seat = None
+    if row.offered_seat is not None and row.offered_seal is not None:
+        offered_seat = SealedSeat(row.offered_seat, row.offered_seal)
     return Rematch(
         page_id=row.page_id,
         offered_by=row.offered_by,
@@ -57,6 +98,8 @@ def rematch_of(row: RematchRow) -> Rematch:
         expires_at=as_utc(row.expires_at),
         page=row.new_page_id,
         accepted_at=None if row.accepted_at is None else as_utc(row.accepted_at),
+        offered_seat=offered_seat,
+        accepted_seal=row.accepted_seal,
     )
 
 
@@ -76,20 +119,24 @@ def _locked_rematch(session: Session, page_id: str) -> RematchRow | None:
     return row
 
 
-def offer_rematch(session: Session, page_id: str, side: str, now: datetime, expires_at: datetime) -> Rematch:
-    """Offers a rematch for `side` (PeopleStore.offer_rematch)."""
+def offer_rematch(
+    session: Session, page_id: str, side: str, now: datetime, expires_at: datetime, seat: SealedSeat | None
+) -> Rematch:
+    """Offers a rematch for `side` with its new seat (PeopleStore.offer_rematch)."""
     row = _locked_rematch(session, page_id)
     if row is None:
         row = RematchRow(page_id=page_id, offered_by=side, offered_at=now, expires_at=expires_at)
         session.add(row)
-        return rematch_of(row)
-    if row.new_page_id is not None:
+    elif row.new_page_id is not None:
         raise RematchRefused(page_id, "accepted")
-    if as_utc(row.expires_at) > now:
+    elif as_utc(row.expires_at) > now:
         if row.offered_by == side:
             return rematch_of(row)
         raise RematchRefused(page_id, "offered")
-    row.offered_by, row.offered_at, row.expires_at = side, now, expires_at
+    else:
+        row.offered_by, row.offered_at, row.expires_at = side, now, expires_at
+    row.offered_seat = None if seat is None else seat.token_hash
+    row.offered_seal = None if seat is None else seat.seal
     return rematch_of(row)
 
 
@@ -110,21 +157,26 @@ def accept_rematch(
     now: datetime,
     new_page_id: str,
     add_new_page: Callable[[], None],
+    offered_seat: str | None = None,
+    accepted_seal: str | None = None,
 ) -> Rematch:
     """Accepts the other side's standing offer: decides first (its row locked), refusing before anything
-    is written; then adds the new page (`add_new_page`, flushed: the link is a foreign key) and links it."""
-    refusal = refused_acceptance(session, page_id, side, now)
+    is written; then adds the new page (`add_new_page`, flushed: the link is a foreign key) and links it,
+    with the accepting seat's sealed token."""
+    refusal = refused_acceptance(session, page_id, side, now, offered_seat)
     if refusal is not None:
         raise RematchRefused(page_id, refusal)
     add_new_page()
     session.flush()
     row = session.get(RematchRow, page_id)
     assert row is not None
-    row.new_page_id, row.accepted_at = new_page_id, now
+    row.new_page_id, row.accepted_at, row.accepted_seal = new_page_id, now, accepted_seal
     return rematch_of(row)
 
 
-def refused_acceptance(session: Session, page_id: str, side: str, now: datetime) -> str | None:
+def refused_acceptance(
+    session: Session, page_id: str, side: str, now: datetime, offered_seat: str | None = None
+) -> str | None:
     """Why `side` may not accept the page's rematch now (locking its row), or None when it may."""
     row = _locked_rematch(session, page_id)
     if row is None:
@@ -135,6 +187,8 @@ def refused_acceptance(session: Session, page_id: str, side: str, now: datetime)
         return "own_offer"
     if as_utc(row.expires_at) <= now:
         return "expired"
+    if row.offered_seat != offered_seat:
+        return "offered_again"
     return None
 
 
@@ -216,6 +270,8 @@ def beat_crediting(
             continue
         moved = credit(row.clock_state, down_from, now)
         row.clock_state, row.deadline = moved.state, moved.deadline
+        if row.reminder_at is not None:  # a reminder waiting moves with its deadline; a sent one stays sent
+            row.reminder_at = moved.reminder_at
         credited.append(row.id)
     return Downtime(down_from, now, tuple(credited))
 

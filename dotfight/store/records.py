@@ -56,10 +56,12 @@ class PageRecord:
 @dataclass(frozen=True)
 class ClockUpdate:
     """A page's new clock state (the clock model's own JSON, which the store never reads but for its
-    `running`) and the running side's deadline (None: nobody's time runs)."""
+    `running`), the running side's deadline (None: nobody's time runs) and when a link page's side to act
+    is to be reminded (None: no reminder waits)."""
 
     state: dict[str, Any]
     deadline: datetime | None
+    reminder_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,26 @@ class Deadline:
 
     page_id: str
     deadline: datetime
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """A link page whose side to act (`side`) is to be reminded at `at` (its stored `reminder_at`) of
+    its move, which ends at `deadline`."""
+
+    page_id: str
+    at: datetime
+    side: str
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class OfferEnd:
+    """A standing rematch offer of a page, by `offered_by`, that runs out at `expires_at`."""
+
+    page_id: str
+    offered_by: str
+    expires_at: datetime
 
 
 # How a running clock is credited the time the server was down (`down_from`, `up_at`): its stored JSON in,
@@ -172,6 +194,15 @@ class VersionMoved(JobRefused):
 
 
 @dataclass(frozen=True)
+class SealedSeat:
+    """A rematch's new seat token kept as a seat token is (its sha256) and sealed under a key only the
+    old seat's token gives (`seal`): the store can neither use nor work it out."""
+
+    token_hash: str
+    seal: str
+
+
+@dataclass(frozen=True)
 class Rematch:
     """A page's rematch: offered by `offered_by` at `offered_at`, standing until `expires_at`; once
     accepted, `page` is the new page's id."""
@@ -182,12 +213,16 @@ class Rematch:
     expires_at: datetime
     page: str | None = None
     accepted_at: datetime | None = None
+    # The offering seat's new token, drawn with its offer: its hash and its seal (None on older rows).
+    offered_seat: SealedSeat | None = None
+    accepted_seal: str | None = None  # the accepting seat's new token, sealed
 
 
 class RematchRefused(JobRefused):
     """A rematch write refused, nothing written; `reason`: "offered" (the other side's offer stands:
     accept it), "none" (no offer stands), "own_offer" (a side cannot accept its own), "expired",
-    "accepted" (the page has its rematch already)."""
+    "accepted" (the page has its rematch already), "offered_again" (the offer was made again since the
+    accepter read it: its seat is another)."""
 
     def __init__(self, page_id: str, reason: str) -> None:
         super().__init__(f"rematch of {page_id!r} refused: {reason}")
@@ -330,14 +365,30 @@ class PeopleStore(Protocol):
         """Returns the earliest deadlines of the pages in play, earliest first (one indexed query)."""
         ...
 
+    def next_reminders(self, limit: int) -> list[Reminder]:
+        """Returns the earliest reminders waiting on pages in play, earliest first (one indexed query)."""
+        ...
+
+    def claim_reminder(self, page_id: str, at: datetime) -> Future[bool]:
+        """Takes the page's reminder due `at` for sending: True for the one caller whose write cleared it
+        (an UPDATE … WHERE reminder_at = at), False when it was taken, or moved, already."""
+        ...
+
+    def next_offer_ends(self, after: datetime, limit: int) -> list[OfferEnd]:
+        """Returns the standing rematch offers running out after `after`, earliest first."""
+        ...
+
     def rematch(self, page_id: str) -> Rematch | None:
         """Returns the page's rematch (its offer, or the new page once accepted), or None."""
         ...
 
-    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
-        """Offers a rematch for `side`; the same side's standing offer is answered as it is (idempotent),
-        an expired or withdrawn one replaced. Refused (RematchRefused) with "offered" while the other
-        side's offer stands, "accepted" once the page has its rematch."""
+    def offer_rematch(
+        self, page_id: str, side: str, now: datetime, expires_at: datetime, seat: SealedSeat | None = None
+    ) -> Future[Rematch]:
+        """Offers a rematch for `side`, with the offering seat's new token (`seat`); the same side's
+        standing offer is answered as it is (idempotent: its seat stays), an expired or withdrawn one
+        replaced. Refused (RematchRefused) with "offered" while the other side's offer stands, "accepted"
+        once the page has its rematch."""
         ...
 
     def withdraw_rematch(self, page_id: str, now: datetime) -> Future[bool]:
@@ -353,10 +404,14 @@ class PeopleStore(Protocol):
         record: PageRecord,
         checkpoint: Checkpoint,
         seats: Sequence[SeatRecord],
+        offered_seat: str | None = None,
+        accepted_seal: str | None = None,
     ) -> Future[Rematch]:
         """Accepts the other side's standing offer for `side`: the new page (`record`, its first
-        checkpoint and seats) is created and linked in one transaction, or nothing is (RematchRefused:
-        "none", "own_offer", "expired", "accepted"). A page never gets two rematches."""
+        checkpoint and seats) is created and linked in one transaction, with the accepting seat's sealed
+        token, or nothing is (RematchRefused: "none", "own_offer", "expired", "accepted", and
+        "offered_again" when the offer's seat is no longer `offered_seat`, the hash the seats were made
+        with). A page never gets two rematches."""
         ...
 
     def say(self, phrase: Phrase, cap: int) -> Future[Phrase]:

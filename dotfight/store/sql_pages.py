@@ -51,11 +51,14 @@ from dotfight.store.records import (
     Downtime,
     LogEntry,
     NoSuchPage,
+    OfferEnd,
     PageRecord,
     Phrase,
     Rematch,
+    Reminder,
     Replied,
     Reply,
+    SealedSeat,
     SeatRecord,
     StoredPage,
     VersionMoved,
@@ -96,7 +99,7 @@ def clock_columns(clock: ClockUpdate | None) -> dict[str, Any]:
     """The page row's clock columns a checkpoint sets (none when it leaves the clock as it was)."""
     if clock is None:
         return {}
-    return {"clock_state": clock.state, "deadline": clock.deadline}
+    return {"clock_state": clock.state, "deadline": clock.deadline, "reminder_at": clock.reminder_at}
 
 
 def summary_of(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -300,16 +303,36 @@ class SqlPageStore(AppendsAnsweredByFuture):
         with _answering(), self._sessions() as session:
             return people.next_deadlines(session, limit)
 
+    def next_reminders(self, limit: int) -> list[Reminder]:
+        """Returns the earliest reminders waiting on pages in play, earliest first."""
+        with _answering(), self._sessions() as session:
+            return people.next_reminders(session, limit)
+
+    def claim_reminder(self, page_id: str, at: datetime) -> Future[bool]:
+        """Takes the page's reminder due `at` for sending (one caller wins)."""
+
+        def claim(transaction: Transaction) -> tuple[bool, None]:
+            return people.claim_reminder(transaction.session, page_id, at), None
+
+        return self._write(claim, page_id)
+
+    def next_offer_ends(self, after: datetime, limit: int) -> list[OfferEnd]:
+        """Returns the standing rematch offers running out after `after`, earliest first."""
+        with _answering(), self._sessions() as session:
+            return people.next_offer_ends(session, after, limit)
+
     def rematch(self, page_id: str) -> Rematch | None:
         """Returns the page's rematch, or None."""
         with _answering(), self._sessions() as session:
             return people.read_rematch(session, page_id)
 
-    def offer_rematch(self, page_id: str, side: str, now: datetime, expires_at: datetime) -> Future[Rematch]:
+    def offer_rematch(
+        self, page_id: str, side: str, now: datetime, expires_at: datetime, seat: SealedSeat | None = None
+    ) -> Future[Rematch]:
         """Offers a rematch for `side` (records.PeopleStore.offer_rematch)."""
 
         def offer(transaction: Transaction) -> tuple[Rematch, None]:
-            return people.offer_rematch(transaction.session, page_id, side, now, expires_at), None
+            return people.offer_rematch(transaction.session, page_id, side, now, expires_at, seat), None
 
         return self._write(offer, page_id)
 
@@ -329,13 +352,17 @@ class SqlPageStore(AppendsAnsweredByFuture):
         record: PageRecord,
         checkpoint: Checkpoint,
         seats: Sequence[SeatRecord],
+        offered_seat: str | None = None,
+        accepted_seal: str | None = None,
     ) -> Future[Rematch]:
         """Accepts the other side's offer: the new page created and linked in one transaction."""
         add = self._adding(record, checkpoint, seats)
 
         def accept(transaction: Transaction) -> tuple[Rematch, None]:
             session = transaction.session
-            linked = people.accept_rematch(session, page_id, side, now, record.id, lambda: add(session))
+            linked = people.accept_rematch(
+                session, page_id, side, now, record.id, lambda: add(session), offered_seat, accepted_seal
+            )
             return linked, None
 
         return self._write(accept, page_id)

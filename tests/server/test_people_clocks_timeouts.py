@@ -38,12 +38,15 @@ class Process:
             store,
             POLL_S,
             trusted=(lambda: trusted[0]) if trusted is not None else (lambda: True),
-            remind=lambda page, side, left: self.reminded.append((page.meta.id, side, left)),
+            remind=self._remind,
             clock=clock,
         )
         self.authority.add_listener(self.timeouts.committed)
         self.authority.on_late_move = self.timeouts.late_move
         self.authority.on_created = self.timeouts.created
+
+    async def _remind(self, page: LoadedPage, side: str, left: float) -> None:
+        self.reminded.append((page.meta.id, side, left))
 
     async def __aenter__(self) -> Process:
         await self.timeouts.start()

@@ -132,7 +132,11 @@ def test_a_clock_move_adds_one_update_of_the_page_row_and_reads_nothing(tmp_path
         sql.close()
         engine.dispose()
     assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT", "UPDATE", "UPDATE", "INSERT"]
-    assert seen[2].startswith("UPDATE pages SET clock_state=?, deadline=? WHERE pages.id = ?")
+    # The reminder rides on the same UPDATE: a new deadline brings its own, an unchanged one keeps it.
+    assert seen[2].startswith(
+        "UPDATE pages SET clock_state=?, deadline=?, reminder_at=CASE WHEN (pages.deadline IS NOT ?)"
+        " THEN ? ELSE pages.reminder_at END WHERE pages.id = ?"
+    )
 
 
 def test_a_page_without_a_clock_keeps_none(store: Store) -> None:

@@ -53,7 +53,14 @@ from dotfight.server.pages.errors import (
     Unavailable,
 )
 from dotfight.server.pages.handoff import LoopReplies, WorkThreads
-from dotfight.server.people.clock import ClockState, LateMove, after_commit, settings_from_json, start_clock
+from dotfight.server.people.clock import (
+    ClockState,
+    LateMove,
+    after_commit,
+    reminder_at,
+    settings_from_json,
+    start_clock,
+)
 from dotfight.server.people.lag import HTTP_ALLOWANCE_S
 from dotfight.server.workers import WorkerFailed
 from dotfight.server.workers.engine import EngineWorkers, within_new_page_limits
@@ -162,9 +169,11 @@ class CreatePage:
     bot_strength: str = "normal"
     bot_seed: int = 0
     clock: dict[str, int] | None = None  # live {initial_s, increment_s}, link {per_move_s}; None: none
-    # The seats' tokens when chosen by the server (a rematch's, derived from the old seats): "blue", "red",
-    # or "both" for the local token. None: fresh random tokens.
+    # The seats' tokens when chosen by the server (a rematch's, drawn for its seats): "blue", "red", or
+    # "both" for the local token. None: fresh random tokens. `token_hashes`: seats known only by their
+    # stored hash (a rematch's offering seat, drawn with its offer); their token is not shown (None).
     tokens: dict[str, str] | None = None
+    token_hashes: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -227,10 +236,14 @@ def checkpoint_of(state: State) -> Checkpoint:
 
 
 def clock_update(clock: ClockState) -> ClockUpdate:
-    """The store's form of a page's clock: its JSON and the running side's deadline, which the store
-    indexes (what the time-out writer polls)."""
-    deadline = clock.deadline
-    return ClockUpdate(clock.to_json(), None if deadline is None else datetime.fromtimestamp(deadline, UTC))
+    """The store's form of a page's clock: its JSON, the running side's deadline and a link page's
+    reminder, which the store indexes (what the time-out writer polls; written with the deadline)."""
+    return ClockUpdate(clock.to_json(), moment_of(clock.deadline), moment_of(reminder_at(clock)))
+
+
+def moment_of(seconds: float | None) -> datetime | None:
+    """A moment of the clock model (seconds since the epoch) as the store keeps it (UTC), or None."""
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
 def time_out_move_id(version: int) -> str:
@@ -467,7 +480,9 @@ class PageAuthority:
             created_at=datetime.now(UTC),
             clock=command.clock,
         )
-        seats, seat_records = self._new_seats(command.mode, bot, command.tokens or {})
+        seats, seat_records = self._new_seats(
+            command.mode, bot, command.tokens or {}, command.token_hashes or {}
+        )
         clock = None
         if command.clock is not None:  # validated by the schema: its time starts now
             clock = start_clock(settings_from_json(command.clock), state, self.now())
@@ -496,9 +511,11 @@ class PageAuthority:
 
     @staticmethod
     def _new_seats(
-        mode: str, bot: BotSeat | None, chosen: dict[str, str]
+        mode: str, bot: BotSeat | None, chosen: dict[str, str], hashes: dict[str, str]
     ) -> tuple[dict[str, str | None], list[SeatRecord]]:
         if mode == "local":
+            if "both" in hashes:
+                return {"blue": None, "red": None}, [SeatRecord(hashes["both"], None, "local")]
             token = chosen.get("both") or tokens.new_token()
             return {"blue": token, "red": token}, [SeatRecord(tokens.token_hash(token), None, "local")]
         seats: dict[str, str | None] = {}
@@ -506,6 +523,10 @@ class PageAuthority:
         for side in ("blue", "red"):
             if bot is not None and bot.side == side:
                 seats[side] = None
+                continue
+            if side in hashes:
+                seats[side] = None
+                records.append(SeatRecord(hashes[side], side, "seat"))
                 continue
             token = chosen.get(side) or tokens.new_token()
             seats[side] = token

@@ -244,6 +244,13 @@ class Rooms:
 
     # -- views and shutdown
 
+    async def seats_anywhere(self, page_id: str) -> PresenceKey:
+        """Which seats have a socket on a page on any process: its room's here, else the other processes'."""
+        room = self._rooms.get(page_id)
+        if room is not None and room.version is not None:
+            return room.presence()
+        return await self._broadcast.remote_presence(page_id) if self._broadcast.other_processes else NOBODY
+
     def presence(self, page_id: str) -> dict[str, object]:
         """Returns the `{type: "presence", blue, red}` message of a page."""
         room = self._rooms.get(page_id)

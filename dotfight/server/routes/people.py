@@ -72,7 +72,8 @@ async def rematch_offer(page_id: PageId, services: ServicesDep, token: BearerTok
     """Offers a rematch of a finished page, or accepts the other seat's offer (against Dawood-bot and on
     one phone it is made at once); answers `{offered_by, page}`."""
     seat = await seat_of(services, page_id, token, "a rematch")
-    return await services.offers.offer(page_id, seat)
+    assert token is not None  # seat_of refuses a request without one
+    return await services.offers.offer(page_id, seat, token)
 
 
 @router.delete("/pages/{page_id}/rematch", dependencies=[RateLimited, RematchRateLimited])
