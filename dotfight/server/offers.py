@@ -258,6 +258,7 @@ class Offers:
             rematch is None
             or rematch.page is not None
             or (rematch.offered_by, rematch.expires_at) != (end.offered_by, end.expires_at)
+            or rematch.expires_at.timestamp() > self.clock()
         ):
             return
         ended = {"type": "rematch", "offered_by": None, "page": None, "ended": True}

@@ -304,6 +304,10 @@ class TimeOuts:
         end = self._offer_ends.pop(page_id, None)
         if end is None or self._offer_ended is None:
             return
+        if self._authority.now() < end.expires_at.timestamp():  # the alarm woke early (a wall clock step)
+            self._offer_ends[page_id] = end
+            self._alarm.set(_OFFER_END + page_id, end.expires_at.timestamp())
+            return
         try:
             await self._offer_ended(end)
         except Exception as error:  # nobody is told now; a phone opening the page reads it anyway

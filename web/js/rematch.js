@@ -1,10 +1,12 @@
 // A rematch of a finished page, the server's (issue 19, item 5; `/api/pages/{id}/rematch`): either
 // seat offers, the other sees the offer at once (the socket's `rematch` message) or when opening the
 // page, and accepts or declines; once the server has made the new page, each seat asks it for its own
-// new seat with its old token, keeps it in the exercise book and goes there. Against Dawood-bot and on
-// one phone the server starts the new page at once. Watchers are never offered a rematch: once there
-// is one, they may watch it. Nothing here makes a page of its own (the old client-side rematch seated
-// the invited player as blue of a Classic page the other never heard of).
+// new seat with its old token, keeps it in the exercise book and goes there. An offer lasts a while (the
+// server's: 10 minutes live, 7 days by link); when it runs out the server tells the sockets and the
+// phone offers Rematch again. Against Dawood-bot and on one phone the server starts the new page at
+// once. Watchers are never offered a rematch: once there is one, they may watch it. Nothing here makes
+// a page of its own (the old client-side rematch seated the invited player as blue of a Classic page
+// the other never heard of).
 
 import { request } from "./api.js";
 import * as book from "./book.js";
@@ -19,6 +21,11 @@ export function create(people) {
 /** The words of a rematch refused or not sent. */
 function refusal(err) {
   return err.code === "offline" ? "there is no connection to the server" : err.message;
+}
+
+/** The words for an offer that ran out, from this phone's seat (`mine`). */
+function ranOut(by, mine) {
+  return by === mine && mine !== "both" ? "Your rematch offer ran out." : `${cap(by)}'s rematch offer ran out.`;
 }
 
 /** The rematch of one finished page screen (people.js's part). */
@@ -62,8 +69,11 @@ class RematchFlow {
    */
   take(state, now) {
     const st = { offered_by: state.offered_by || null, page: state.page || null };
+    const before = this.people.rematchState;
     this.people.rematchState = st;
     const mine = this.side;
+    // The server says when a standing offer's time ran out (`ended`): Rematch may be tapped again.
+    if (state.ended && before && before.offered_by && !before.page) say(ranOut(before.offered_by, mine));
     if (st.offered_by && !st.page && mine && mine !== "both" && st.offered_by !== mine) this.showOffer(st.offered_by);
     else this.closeOffer();
     if (st.page && now && mine) this.enter(st.page);
