@@ -63,7 +63,6 @@ class FakeServer:
         self.rematch: Json = {"offered_by": None, "page": None}
         self.new_seats: dict[str, Json] = {}  # old seat token -> {seat, side, links}
         self.make_rematch: Callable[[str], None] | None = None  # makes the new page once accepted
-        self.make_rematch_at_once = False  # against Dawood-bot or on one phone: the new page at once
         self.seat_sides: dict[str, str] = {}  # the old page's seat tokens -> their sides
         self.said: list[Json] = []
         self.say_cap = 99
@@ -244,7 +243,7 @@ class FakeServer:
             return
         if req.method == "DELETE":
             self.rematch = {"offered_by": None, "page": None}
-        elif self.make_rematch_at_once or self.rematch["offered_by"] not in (None, self._side_of(token)):
+        elif self.rematch["offered_by"] not in (None, self._side_of(token)):
             if self.make_rematch:
                 self.make_rematch(token)
         else:
@@ -286,7 +285,7 @@ def new_rematch_page(
     created = httpx.post(f"{base}/api/pages", json=body, timeout=10).json()
     swap = {"blue": "red", "red": "blue"}
     for side, token in old_seats.items():
-        new_side = "both" if body.get("mode") == "local" else swap[side]
-        new_token = created["seats"]["blue" if new_side == "both" else new_side]
+        new_side = swap[side]
+        new_token = created["seats"][new_side]
         fake.new_seats[token] = {"seat": new_token, "side": new_side, "links": created.get("links")}
     fake.rematch = {"offered_by": fake.rematch["offered_by"] or accepted_by, "page": created["id"]}

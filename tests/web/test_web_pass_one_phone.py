@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from people_fakes import FakeServer, new_rematch_page
 from web_helpers import Phone, aim_at_nearest_enemy, flick_path, log
 
 pytestmark = pytest.mark.browser
@@ -37,13 +37,6 @@ def flick(phone: Phone, folder: Path | None = None, pull: float = 170) -> dict[s
 
 def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None:
     p = Phone(phone, server)
-    # The rematch at the end is the server's (/rematch, issue 19; on one phone it starts at once),
-    # faked on the wire until the server has it (people_fakes.py).
-    fake = FakeServer(server)
-    fake.make_rematch_at_once = True
-    quick_local = {"preset": "quick", "mode": "local"}
-    fake.make_rematch = lambda token: new_rematch_page(fake, server, quick_local, {"blue": token})
-    fake.attach(p.page)
     p.goto("/")
     p.shot(screens, "cover")
     p.tap("[data-action=more-sizes]")
@@ -208,7 +201,8 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     assert flick_row[-2:] == [str(blue_flicks), str(red_flicks)]
     p.shot(screens, "end")
 
-    # Rematch: a new Quick page on one phone; the exercise book lists both, newest first.
+    # Rematch: the server's (/rematch, issue 19; on one phone it starts at once), a new Quick page on one
+    # phone; the exercise book lists both, newest first.
     end.locator("[data-action=rematch]").tap()
     p.page.wait_for_function(
         f"location.pathname.startsWith('/p/') && !location.pathname.endsWith('{page_id}')"
@@ -217,6 +211,9 @@ def test_quick_page_on_one_phone(server: str, phone: Any, screens: Path) -> None
     st = p.state()
     assert st["id"] != page_id and st["mode"] == "local" and st["phase"] == "bases"
     assert len(log(server, st["id"])["entries"]) == 0
+    assert httpx.get(f"{server}/api/pages/{page_id}/rematch", timeout=10).json()["page"] == st["id"]
+    made, old = (httpx.get(f"{server}/api/pages/{i}", timeout=10).json() for i in (st["id"], page_id))
+    assert made["rules"]["preset"] == "quick" and made["rules"] == old["rules"]  # the same size
     p.goto("/#book")
     p.page.wait_for_function(
         "document.querySelectorAll('.book-item').length === 2 && !document.body.innerText.includes('…')"

@@ -1,15 +1,15 @@
 """Rematch from the end sheet always opens the new page — its address and its screen — however the
 phone's history step (the sheet's closing Back) and the server's answer to the new page race, and says
-plainly when the server refuses the new page. The new page is the server's (`/rematch`, issue 19: on
-one phone it starts at once), faked on the wire until the server has it (people_fakes.py)."""
+plainly when the server refuses the new page. The new page is the real server's (`/rematch`, issue 19:
+on one phone it starts at once, the same size), never one the phone asks for itself."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from people_fakes import FakeServer, new_rematch_page
 from web_helpers import SETUP, Phone, make_page
 
 pytestmark = pytest.mark.browser
@@ -20,14 +20,17 @@ SLOW_BACK = "ms => { const back = history.back.bind(history); history.back = () 
 
 
 def finished_page(server: str, p: Phone) -> str:
-    """A Quick page on one phone, finished; its rematch (the server's, faked) starts at once."""
+    """A Quick page on one phone, finished; its rematch (the server's) starts at once."""
     local = {"preset": "quick", "mode": "local"}
     created = make_page(server, local, [*SETUP, ("blue", {"type": "resign"})])
-    fake = FakeServer(server)
-    fake.make_rematch_at_once = True
-    fake.make_rematch = lambda token: new_rematch_page(fake, server, local, {"blue": token})
-    fake.attach(p.page)
-    p.fake = fake  # type: ignore[attr-defined]
+    created_pages: list[str] = []  # the pages this phone asks the server to create itself (none)
+    p.page.on(
+        "request",
+        lambda req: (
+            created_pages.append(req.url) if req.method == "POST" and req.url.endswith("/api/pages") else None
+        ),
+    )
+    p.created_pages = created_pages  # type: ignore[attr-defined]
     p.goto(f"/p/{created['id']}#seat={created['seats']['blue']}")
     p.page.locator(".sheet.end [data-action=rematch]").wait_for()
     return str(created["id"])
@@ -45,8 +48,12 @@ def assert_on_new_page(p: Phone, old: str) -> None:
     p.page.wait_for_timeout(1500)
     assert p.page.url.endswith(f"/p/{st['id']}") and p.state()["id"] == st["id"]
     assert p.page.locator(".sheet.end").count() == 0
-    # The server made it (/rematch); the phone asked for no page of its own.
-    assert p.fake.posted("/api/pages") == []  # type: ignore[attr-defined]
+    # The server made it (/rematch), the same size on one phone; the phone asked for no page of its own.
+    assert p.created_pages == []  # type: ignore[attr-defined]
+    made = httpx.get(f"{p.base}/api/pages/{old}/rematch", timeout=10).json()["page"]
+    assert made == st["id"]
+    new = httpx.get(f"{p.base}/api/pages/{made}", timeout=10).json()
+    assert (new["mode"], new["rules"]["preset"]) == ("local", "quick")
 
 
 @pytest.mark.parametrize("back_ms", [0, 1000])
