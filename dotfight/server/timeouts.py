@@ -62,6 +62,11 @@ DELAYS_KEPT = 1024
 # Link pages whose last claimed (or tried) reminder this process remembers, so that a later action of the
 # same move does not arm it again (if it did, the store's claim would refuse it: it is only a write saved).
 REMINDED_KEPT = 100_000
+# The reminders and the offers' ends are read at start and every this many polls (30 s by default): both
+# come long after they are written (a fifth of a link page's hour or more after the move; an offer's 10
+# minutes or more), so a read up to 30 s after the write still sets each alarm at its own moment (and a
+# process's own commits set their reminders at once).
+SLOW_POLL_EVERY = 15
 # Keys in the one alarm beside the pages' time-outs (a page's id alone).
 _REMINDER = "remind:"
 _OFFER_END = "offer:"
@@ -176,16 +181,18 @@ class TimeOuts:
     # -- the poll
 
     async def _poll_forever(self) -> None:
+        polls = 0
         while True:
             await asyncio.sleep(self._poll_s)
+            polls += 1
             try:
-                await self.poll()
+                await self.poll(everything=polls % SLOW_POLL_EVERY == 0)
             except Exception as error:  # the database is down: the next poll tries again
                 logger.info("reading the earliest deadlines failed: %s", error)
 
-    async def poll(self) -> None:
-        """Sets the alarm of each of the earliest deadlines it does not know yet (or knows later), and of
-        the earliest reminders and offers' ends."""
+    async def poll(self, *, everything: bool = True) -> None:
+        """Sets the alarm of each of the earliest deadlines it does not know yet (or knows later), and
+        with `everything` of the earliest reminders and offers' ends."""
         deadlines = await self._earliest(
             self._store.next_deadlines, lambda due: due.deadline.timestamp() + ALLOWANCE_CAP_S
         )
@@ -194,6 +201,8 @@ class TimeOuts:
             known = self._alarm.when(due.page_id)
             if known is None or at < known:
                 self._alarm.set(due.page_id, at)
+        if not everything:
+            return
         if self._remind is not None:
             for reminder in await self._earliest(self._store.next_reminders, lambda due: due.at.timestamp()):
                 self._set_reminder(reminder)

@@ -2,7 +2,8 @@
 item 5): red offers on a finished live page, blue sees the offer; when the offer's time is up the server
 tells both phones' sockets by itself, red's button says Rematch again, blue's offer sheet closes, both say
 so in the live region, and nothing on the page moves. The offer's ten minutes are shortened in the
-server's own database (its poll reads the earliest offers' ends every 2 s), so nobody waits for them."""
+server's own database, whose earliest offers' ends the server reads every 15 polls (30 s by default;
+this server polls every 0.2 s, so every 3 s), so nobody waits for them."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ RUNS_OUT_IN_S = 3.0
 @pytest.fixture
 def own_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """A server of this test's own, whose database the test reaches into."""
-    server = ServerProcess.on_sqlite(tmp_path, extra_args=["--no-access-log"])
+    server = ServerProcess.on_sqlite(
+        tmp_path, extra_args=["--no-access-log"], extra_env={"DOTFIGHT_TIME_OUT_POLL_S": "0.2"}
+    )
     server.start()
     yield server
     server.stop()
@@ -76,7 +79,7 @@ def test_an_offer_that_runs_out_gives_both_phones_rematch_again(
         red.shot(screens, "rematch-offer-standing")
 
         run_out_soon(own_server, old)
-        # Told by the server within its poll (2 s) of the new end, plus the end itself: a bound of 10 s.
+        # Told by the server within its read (3 s) of the new end, plus the end itself: a bound of 10 s.
         button = red.page.locator(".sheet.end [data-action=rematch]")
         button.wait_for(timeout=10_000)
         assert button.inner_text() == "Rematch"
