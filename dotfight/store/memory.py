@@ -237,9 +237,9 @@ class MemoryPageStore(AppendsAnsweredByFuture):
 
         def claim() -> bool:
             with self._lock:
-                page = self._page(page_id)
-                clock = page.clock
-                if clock is None or clock.reminder_at != at:
+                page = self._pages.get(page_id)  # gone (expired): nothing to claim, as the UPDATE finds
+                clock = None if page is None else page.clock
+                if page is None or clock is None or clock.reminder_at != at:
                     return False
                 page.clock = replace(clock, reminder_at=None)
                 return True

@@ -44,6 +44,7 @@ def test_a_reminder_is_written_with_its_deadline_and_kept_by_the_same_move(store
     # Claimed once: the first caller wins, the second finds it gone.
     assert store.claim_reminder("p1", T0 + 0.8 * HOUR).result(10) is True
     assert store.claim_reminder("p1", T0 + 0.8 * HOUR).result(10) is False
+    assert store.claim_reminder("no-such-page", T0).result(10) is False
     assert store.next_reminders(5) == []
     # An action of the same move writes the same deadline (and the clock's reminder again): it stays sent.
     move(store, "p1", 1, link_clock("blue", 0)).result(10)
