@@ -1,11 +1,12 @@
 """Migration 0009 (issue 19: stored reminders, drawn rematch seats) from the previous head, on SQLite and
-PostgreSQL: a link page in play and a rematch made at 0008 upgrade in place — the page has no reminder
-waiting (none was stored for its move) and gets one with its next move's deadline, the old rematch reads
-as one without seals (its tokens stay the derived ones), and the downgrade goes back."""
+PostgreSQL: link pages in play and a rematch made at 0008 upgrade in place — a page whose reminder is
+still to come gets it (the deploy loses none), one whose moment passed gets none and one with its next
+move's deadline, the old rematch reads as one without seals (its tokens stay the derived ones), and the
+downgrade goes back."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, inspect, text
 
@@ -26,8 +27,14 @@ PAGE = (
 
 def test_a_database_at_the_previous_head_upgrades_in_place(engine: Engine) -> None:
     migrate(engine, PREVIOUS_HEAD)
+    soon = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)  # a move under way
     with engine.begin() as connection:
-        for page_id, status in (("old", "open"), ("done", "over"), ("again", "open")):
+        for page_id, status, deadline in (
+            ("old", "open", T0 + timedelta(hours=1)),
+            ("done", "over", T0 + timedelta(hours=1)),
+            ("again", "open", T0 + timedelta(hours=1)),
+            ("under_way", "open", soon),
+        ):
             connection.execute(
                 text(PAGE),
                 {
@@ -38,7 +45,7 @@ def test_a_database_at_the_previous_head_upgrades_in_place(engine: Engine) -> No
                     "at": T0,
                     "clock": '{"per_move_s": 3600}',
                     "state": '{"running": "blue"}',
-                    "deadline": T0 + timedelta(hours=1),
+                    "deadline": deadline,
                 },
             )
             connection.execute(
@@ -59,7 +66,13 @@ def test_a_database_at_the_previous_head_upgrades_in_place(engine: Engine) -> No
     assert "ix_rematches_expires_at" in {index["name"] for index in inspect(engine).get_indexes("rematches")}
     store = SqlPageStore(engine)
     try:
-        assert store.next_reminders(5) == []  # nothing was stored for the move it is at
+        # The move under way is reminded a fifth of its hour before its deadline; the others' moments passed.
+        [waiting] = store.next_reminders(5)
+        assert (waiting.page_id, waiting.at, waiting.side) == (
+            "under_way",
+            soon - timedelta(minutes=12),
+            "blue",
+        )
         old = store.rematch("done")
         assert old is not None and (old.page, old.offered_seat, old.accepted_seal) == ("again", None, None)
         assert store.next_offer_ends(T0 - timedelta(days=1), 5) == []  # made: no offer stands
@@ -68,7 +81,7 @@ def test_a_database_at_the_previous_head_upgrades_in_place(engine: Engine) -> No
         entry = LogEntry(1, "blue", {"type": "quick_setup"}, [], move_id="m1")
         checkpoint = Checkpoint(1, "bases", "red", None, "open", clock=clock)
         store.append("old", 0, entry, checkpoint).result(10)
-        [due] = store.next_reminders(5)
+        due = store.next_reminders(5)[0]
         assert (due.page_id, due.at, due.side) == ("old", reminder, "red")
         assert store.claim_reminder("old", reminder).result(10) is True
     finally:
