@@ -14,7 +14,7 @@ from sqlalchemy.pool import NullPool
 from test_people_offers import answered, bearer, finished_page, new_page, next_of, rematch, seat_socket
 
 from tests.store.conftest import postgres_cluster  # noqa: F401 — the throwaway cluster, for these tests too
-from tests.store.test_many_processes import migrated, server, start_all
+from tests.store.test_many_processes import migrated, server, serving_two
 from tests.support.server_process import ServerProcess
 
 if TYPE_CHECKING:
@@ -33,12 +33,8 @@ def two_processes(
     url = migrated(postgres_cluster.new_database())
     workdir = tmp_path_factory.mktemp("offers")
     servers = [server(url, workdir / f"{name}.log", DOTFIGHT_REMATCH_BURST="100000") for name in ("a", "b")]
-    try:
-        start_all(servers)
-        yield servers[0], servers[1]
-    finally:
-        for each in servers:
-            each.stop()
+    with serving_two(servers) as both:
+        yield both
 
 
 def rematches_of(database_url: str, page_id: str) -> list[str | None]:

@@ -17,23 +17,20 @@ from sqlalchemy.pool import NullPool
 from test_people_offers import bearer, new_page, seat_socket
 
 from dotfight.store.models import PageRow
+from tests.server.test_people_clocks_push import push_service
 from tests.store.conftest import postgres_cluster  # noqa: F401 — the throwaway cluster, for these tests too
-from tests.store.test_many_processes import migrated, server, start_all
-from tests.support.push_service import Browser, PushService, push_service_on_loopback
+from tests.store.test_many_processes import migrated, server, serving_two
+from tests.support.push_service import Browser, PushService
 from tests.support.server_process import ServerProcess
 
 if TYPE_CHECKING:
     from tests.store.conftest import PostgresCluster
 
+__all__ = ["push_service"]  # the fixture, used by name
+
 PAGES = 4
 # Each process polls every 0.2 s and reads the reminders every 15th poll: every 3 s.
 POLL_S = "0.2"
-
-
-@pytest.fixture
-def push_service() -> Iterator[PushService]:
-    with push_service_on_loopback() as service:
-        yield service
 
 
 @pytest.fixture
@@ -43,13 +40,8 @@ def two_processes(
 ) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     url = migrated(postgres_cluster.new_database())
     env = {"DOTFIGHT_PUSH_INSECURE_ENDPOINTS": "1", "DOTFIGHT_TIME_OUT_POLL_S": POLL_S}
-    servers = [server(url, tmp_path / f"{name}.log", **env) for name in ("a", "b")]
-    try:
-        start_all(servers)
-        yield servers[0], servers[1]
-    finally:
-        for each in servers:
-            each.stop()
+    with serving_two([server(url, tmp_path / f"{name}.log", **env) for name in ("a", "b")]) as both:
+        yield both
 
 
 def remind_soon(database_url: str, page_ids: list[str], seconds: float) -> None:

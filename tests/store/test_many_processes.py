@@ -9,6 +9,7 @@ one SQLite file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import signal
 import subprocess
@@ -81,6 +82,17 @@ def start_all(servers: list[ServerProcess]) -> None:
         each.wait_healthy()
 
 
+@contextlib.contextmanager
+def serving_two(servers: list[ServerProcess]) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """Starts two servers at once; stops both on the way out."""
+    try:
+        start_all(servers)
+        yield servers[0], servers[1]
+    finally:
+        for each in servers:
+            each.stop()
+
+
 def migrated(url: str) -> str:
     engine = make_engine(url)
     try:
@@ -105,13 +117,8 @@ def two_processes(
         url = migrated(cluster.new_database())
     else:
         url = migrated(f"sqlite:///{tmp_path / 'pages.sqlite3'}")
-    servers = [server(url, tmp_path / "first.log"), server(url, tmp_path / "second.log")]
-    try:
-        start_all(servers)
-        yield servers[0], servers[1]
-    finally:
-        for each in servers:
-            each.stop()
+    with serving_two([server(url, tmp_path / "first.log"), server(url, tmp_path / "second.log")]) as both:
+        yield both
 
 
 # --------------------------------------------------------------------------------------------------
