@@ -194,7 +194,7 @@ class TimeOuts:
         """Sets the alarm of each of the earliest deadlines it does not know yet (or knows later), and
         with `everything` of the earliest reminders and offers' ends."""
         deadlines = await self._earliest(
-            self._store.next_deadlines, lambda due: due.deadline.timestamp() + ALLOWANCE_CAP_S
+            self._store.next_deadlines, lambda due: due.deadline.timestamp() + ALLOWANCE_CAP_S, self._poll_s
         )
         for due in deadlines:
             at = due.deadline.timestamp() + ALLOWANCE_CAP_S
@@ -203,24 +203,32 @@ class TimeOuts:
                 self._alarm.set(due.page_id, at)
         if not everything:
             return
+        until_next_read = self._poll_s * SLOW_POLL_EVERY
         if self._remind is not None:
-            for reminder in await self._earliest(self._store.next_reminders, lambda due: due.at.timestamp()):
+            reminders = await self._earliest(
+                self._store.next_reminders, lambda due: due.at.timestamp(), until_next_read
+            )
+            for reminder in reminders:
                 self._set_reminder(reminder)
         if self._offer_ended is not None:
             now = moment_of(self._authority.now())
             assert now is not None
             ends = await self._earliest(
-                lambda limit: self._store.next_offer_ends(now, limit), lambda end: end.expires_at.timestamp()
+                lambda limit: self._store.next_offer_ends(now, limit),
+                lambda end: end.expires_at.timestamp(),
+                until_next_read,
             )
             for end in ends:
                 if self._offer_ends.get(end.page_id) != end:
                     self._offer_ends[end.page_id] = end
                     self._alarm.set(_OFFER_END + end.page_id, end.expires_at.timestamp())
 
-    async def _earliest(self, read: Callable[[int], list[T]], when: Callable[[T], float]) -> Sequence[T]:
+    async def _earliest(
+        self, read: Callable[[int], list[T]], when: Callable[[T], float], ahead_s: float
+    ) -> Sequence[T]:
         """Reads the earliest of a kind (`read(limit)`, earliest first): again, twice as many, while all
-        of them fall before the next poll."""
-        horizon = self._authority.now() + self._poll_s + ALLOWANCE_CAP_S
+        of them fall before its next read (`ahead_s` on)."""
+        horizon = self._authority.now() + ahead_s + ALLOWANCE_CAP_S
         batch = FIRST_BATCH
         while True:
             found = await asyncio.to_thread(read, batch)
