@@ -49,14 +49,16 @@ from typing import Any, Protocol
 from sqlalchemy import Engine, event, text
 from sqlalchemy.orm import Session
 
+from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_notice
+
 logger = logging.getLogger(__name__)
 
 PAGES_CHANNEL = "dotfight_pages"
 PRESENCE_CHANNEL = "dotfight_presence"
 NOTICES_CHANNEL = "dotfight_notices"
 
-# (page_id, version) of a committed action.
-CommitCallback = Callable[[str, int], None]
+# A committed action's notice: its page and version, and (when it fitted) the move and its events.
+CommitCallback = Callable[[CommitNotice], None]
 # (page_id, (blue, red)): which seats the other processes hold on a page.
 PresenceCallback = Callable[[str, tuple[bool, bool]], None]
 ReconnectCallback = Callable[[], Awaitable[None]]
@@ -79,18 +81,6 @@ def departed(before: tuple[bool, bool], after: tuple[bool, bool]) -> list[str]:
     return [side for side, was, now in zip(SIDES, before, after, strict=True) if was and not now]
 
 
-def parse_payload(payload: str) -> tuple[str, int] | None:
-    """Reads a `"<page_id> <version>"` payload; None when it is not one.
-
-    >>> parse_payload("abc123 17"), parse_payload("abc123"), parse_payload("a b")
-    (('abc123', 17), None, None)
-    """
-    page_id, _, version = payload.partition(" ")
-    if not page_id or not version.isdigit():
-        return None
-    return page_id, int(version)
-
-
 class Broadcast(Protocol):
     """Tells every process serving the database of each committed action (and of who is here)."""
 
@@ -98,7 +88,7 @@ class Broadcast(Protocol):
     other_processes: bool
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(page_id, version)`, called on the event loop for every commit heard."""
+        """Registers `callback(notice)`, called on the event loop for every commit heard."""
 
     def on_reconnect(self, callback: ReconnectCallback) -> None:
         """Registers a coroutine run after commits may have been missed (a dropped connection)."""
@@ -189,8 +179,11 @@ class LocalBroadcast:
 _PENDING_NOTIFIES = "dotfight_pending_notifies"
 
 
-def notify_in_transaction(session: Session, page_id: str, version: int) -> None:
-    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit).
+def notify_in_transaction(
+    session: Session, page_id: str, version: int, notices: PendingNotices | None = None
+) -> None:
+    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit):
+    the payload `notices` holds for it (the move and its events, pages/notice.py), else a bare one.
 
     The notices of a group commit's actions are gathered and sent in one statement just before the
     commit (not one round trip per action on the writer's hot path); a batch rolled back sends none.
@@ -199,7 +192,7 @@ def notify_in_transaction(session: Session, page_id: str, version: int) -> None:
     if pending is None:
         pending = session.info[_PENDING_NOTIFIES] = []
         event.listen(session, "before_commit", _send_notifies, once=True)
-    pending.append(f"{page_id} {version}")
+    pending.append(f"{page_id} {version}" if notices is None else notices.payload(page_id, version))
 
 
 def _send_notifies(session: Session) -> None:
@@ -269,7 +262,7 @@ class PostgresBroadcast:
     # -- the contract
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(page_id, version)` for every NOTIFY heard (this process's own too: the
+        """Registers `callback(notice)` for every NOTIFY heard (this process's own too: the
         NOTIFY goes out inside the action's own transaction, `notify_in_transaction`, so it cannot be
         lost between the commit and an announcement)."""
         self._callbacks.append(callback)
@@ -365,13 +358,13 @@ class PostgresBroadcast:
 
     def _heard(self, channel: str, payload: str) -> None:
         if channel == PAGES_CHANNEL:
-            parsed = parse_payload(payload)
-            if parsed is None:
+            notice = parse_notice(payload)
+            if notice is None:
                 logger.warning("ignoring a malformed NOTIFY payload %r", payload[:80])
                 return
             for callback in self._callbacks:
                 try:
-                    callback(*parsed)
+                    callback(notice)
                 except Exception:
                     logger.exception("a commit subscriber failed")
         elif channel == PRESENCE_CHANNEL and self._presence_callbacks:
