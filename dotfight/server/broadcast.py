@@ -46,10 +46,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, event, text
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Engine
 
 from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_notice
+from dotfight.store.database import Transaction
 
 logger = logging.getLogger(__name__)
 
@@ -175,36 +175,33 @@ class LocalBroadcast:
         """Nothing to stop."""
 
 
-# The NOTIFY payloads of one write transaction, sent together just before it commits.
-_PENDING_NOTIFIES = "dotfight_pending_notifies"
-
-
 def notify_in_transaction(
-    session: Session, page_id: str, version: int, notices: PendingNotices | None = None
+    transaction: Transaction, page_id: str, version: int, notices: PendingNotices | None = None
 ) -> None:
     """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit):
     the payload `notices` holds for it (the move and its events, pages/notice.py), else a bare one.
 
     The notices of a group commit's actions are gathered and sent in one statement just before the
-    commit (not one round trip per action on the writer's hot path); a batch rolled back sends none.
+    commit, on the writer's Core connection (not one round trip per action on the writer's hot path, and
+    no ORM session); a batch rolled back sends none.
     """
-    pending: list[str] | None = session.info.get(_PENDING_NOTIFIES)
-    if pending is None:
-        pending = session.info[_PENDING_NOTIFIES] = []
-        event.listen(session, "before_commit", _send_notifies, once=True)
-    pending.append(f"{page_id} {version}" if notices is None else notices.payload(page_id, version))
+    payload = f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
+    transaction.gathered(_send_notifies).append(payload)
 
 
-def _send_notifies(session: Session) -> None:
-    payloads = session.info.pop(_PENDING_NOTIFIES, None)
-    if payloads:
-        session.execute(
-            text(
-                "SELECT pg_notify(:channel, payload) FROM unnest(CAST(:payloads AS text[]))"
-                " WITH ORDINALITY AS notices(payload, n) ORDER BY n"
-            ),
-            {"channel": PAGES_CHANNEL, "payloads": payloads},
-        )
+# One notice, or several in the order given (a SELECT list's calls have no order of their own).
+_NOTIFY_ONE = "SELECT pg_notify(%(channel)s, %(payload)s)"
+_NOTIFY_MANY = (
+    "SELECT pg_notify(%(channel)s, payload) FROM unnest(CAST(%(payloads)s AS text[]))"
+    " WITH ORDINALITY AS notices(payload, n) ORDER BY n"
+)
+
+
+def _send_notifies(connection: Connection, payloads: list[str]) -> None:
+    if len(payloads) == 1:
+        connection.exec_driver_sql(_NOTIFY_ONE, {"channel": PAGES_CHANNEL, "payload": payloads[0]})
+    else:
+        connection.exec_driver_sql(_NOTIFY_MANY, {"channel": PAGES_CHANNEL, "payloads": payloads})
 
 
 # A departure kept per page and side is the latest one written (two processes may write at once).
