@@ -157,6 +157,7 @@ async def test_moves_heard_advance_the_state_in_memory_when_the_next_action_is_d
     store = Counted()
     here, there = PageAuthority(store), PageAuthority(store)
     there.notices = notices = Kept()
+    here.notices = PendingNotices()  # both on PostgreSQL
     try:
         created = await there.create(CreatePage(preset="quick", rules=None, seed=5, mode="local"))
         page_id = created.page.meta.id

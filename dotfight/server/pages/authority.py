@@ -628,7 +628,9 @@ class PageAuthority:
             loop = asyncio.get_running_loop()
             outcome: asyncio.Future[Answer] = loop.create_future()
             reply = partial(self._replies_on(loop).settle, outcome)
-            page = self._with_heard(page_id, self._pages.get(page_id))
+            page = self._pages.get(page_id)
+            if self.notices is not None:  # other processes serve the database: their moves may be heard
+                page = self._with_heard(page_id, page)
             arrival = arrival or Arrival(self.now())
             request = _Request(seat, action, version, move_id, arrival)
             if page is None or not self._inline(page, request, reply):
