@@ -1,18 +1,24 @@
 """How the processes serving one database tell each other of committed actions and of who is here.
 
 `Broadcast` is the contract (CONTRACTS.md, issue 11), and holds only what differs between one process
-and several: how a commit's notice and presence cross processes. `subscribe(callback)` hears
-`(page_id, version)` of every commit announced, `start()` / `close()`. It carries page ids and versions
-only, never events: a room that hears of a version newer than its sockets have heard reads the missing
-entries from the log itself, once for all its sockets (`dotfight.server.rooms`). This process's own
-commits reach its rooms from the page authority directly (`Rooms.committed`), never through here.
+and several: how a commit's notice and presence cross processes. `subscribe(callback)` hears a
+`CommitNotice` of every commit announced, `start()` / `close()`. Since issue 22 (item 2) a notice
+carries the move and its events message as the sockets receive it whenever the payload fits in
+PostgreSQL's 8000 bytes (`dotfight.server.pages.notice`), else only `"<page_id> <version>"`: a room with
+sockets forwards a whole notice's events as they are and keeps the move for the state in memory, which
+is advanced by it only when this process next decides an action of the page; a bare notice, or a version
+missing before one, makes the room read the missing entries from the log, once for all its sockets
+(`dotfight.server.rooms`); a process with no socket of the page does nothing. This process's own commits
+reach its rooms from the page authority directly (`Rooms.committed`), never through here.
 
 - `LocalBroadcast`: one process (SQLite, the embedded default); nobody else commits or holds seats.
 - `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
-  connection on the event loop; the NOTIFY (payload `"<page_id> <version>"`) is sent inside the action's
-  own transaction (`notify_in_transaction`), so PostgreSQL delivers it exactly when, and only if, the
-  action commits, in commit order. A dropped LISTEN connection is reconnected with a growing pause,
-  and `on_reconnect` callbacks then catch up every page from the last version each heard.
+  connection on the event loop, read by a reader callback (libpq hands the notices over as the socket
+  delivers them); the NOTIFY is sent inside the action's own transaction (`notify_in_transaction`, one
+  payload per action, a group commit's sent together on the writer's connection), so PostgreSQL
+  delivers it exactly when, and only if, the action commits, in commit order. A dropped LISTEN
+  connection is reconnected with a growing pause, and `on_reconnect` callbacks then catch up every page
+  from the last version each heard.
 
 Presence crosses processes the same way: each process keeps one row per page where it holds a seat
 (`dotfight_presence`, written only when its presence there changes), refreshes one heartbeat row of its
