@@ -6,6 +6,7 @@ page, by the engine and with no read; and the payload falls back to bare when th
 
 from __future__ import annotations
 
+import pytest
 from test_server_rooms import META, PAGE, Log, Phone, joined, playing, settled
 
 from dotfight.engine import State
@@ -190,3 +191,24 @@ def test_notices_pending_until_written() -> None:
     assert notices.payload("p", 4) == "p 4"
     notices.drop("p", 3)
     assert notices.payload("p", 3) == "p 3" and len(notices) == 0
+
+
+class Refusing(MemoryPageStore):
+    """An in-memory store that refuses every action's write before queueing it (a closed writer)."""
+
+    def append_then(self, *args: object) -> None:
+        raise RuntimeError("the writer is closed")
+
+
+async def test_a_write_refused_before_it_was_queued_lets_its_notice_go() -> None:
+    authority = PageAuthority(Refusing())
+    authority.notices = PendingNotices()
+    try:
+        page = (await authority.create(CreatePage(preset="quick", rules=None, seed=5, mode="local"))).page
+        with pytest.raises(RuntimeError):
+            await authority.act(
+                page.meta.id, Seat(None), nearest_snipe_action(page.public_snapshot()), 0, None
+            )
+        assert len(authority.notices) == 0
+    finally:
+        authority.close()

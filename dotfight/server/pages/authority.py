@@ -808,7 +808,9 @@ class PageAuthority:
 
         try:
             self.store.append_then(page_id, page.state.version, entry, checkpoint, settle)
-        except Exception as error:
+        except Exception as error:  # refused before it was queued: `settle` never runs
+            if notices is not None:
+                notices.drop(page_id, entry.version)
             reply(error)
 
     def _notice(self, moved_on: LoadedPage, move: _Move) -> str:
