@@ -35,8 +35,8 @@ class Heard(Log):
         super().__init__(states)
         self.handed: list[int] = []
 
-    def heard(self, notice: CommitNotice) -> None:
-        self.handed.append(notice.version)
+    def heard(self, page_id: str, move: HeardMove) -> None:
+        self.handed.append(move.version)
 
 
 def whole(state: State, side: str = "blue") -> CommitNotice:
@@ -172,7 +172,7 @@ async def test_moves_heard_advance_the_state_in_memory_when_the_next_action_is_d
         for payload in notices.sent:
             notice = parse_notice(payload)
             assert notice is not None and notice.whole
-            here.heard(CommitNotice(page_id, notice.version, notice.body))
+            here.heard(page_id, notice.move())
         page = await there.page(page_id)
         reads = store.reads
         applied = await here.act(page_id, Seat(None), nearest_snipe_action(page.public_snapshot()), 3, None)

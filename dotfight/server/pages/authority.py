@@ -53,7 +53,7 @@ from dotfight.server.pages.errors import (
     Unavailable,
 )
 from dotfight.server.pages.handoff import LoopReplies, WorkThreads
-from dotfight.server.pages.notice import CommitNotice, HeardMove, PendingNotices, notice_payload
+from dotfight.server.pages.notice import HeardMove, PendingNotices, notice_payload
 from dotfight.server.pages.wire import events_message
 from dotfight.server.people.clock import (
     ClockError,
@@ -339,24 +339,18 @@ class PageAuthority:
     # ----------------------------------------------------------------------------------------------
     # other processes' moves (PostgreSQL)
 
-    def heard(self, notice: CommitNotice) -> None:
+    def heard(self, page_id: str, move: HeardMove) -> None:
         """Keeps another process's committed move of a page whose state is in memory, to advance that
         state by it when this process next decides an action of the page (`_with_heard`): nothing is
         worked out now, and a move nobody here acts after costs nothing more. A move that does not follow
         on from the state (a notice missed, or one too long to carry the move) leaves the state to be
-        advanced from the log when needed, as before. Call on the event loop, for a whole notice."""
-        page_id = notice.page_id
+        advanced from the log when needed, as before. Call on the event loop."""
         cached = self._pages.get(page_id)
-        if cached is None or notice.version <= cached.state.version:
+        if cached is None or move.version <= cached.state.version:
             return  # nothing in memory to advance, or this process's own move (echoed back)
-        kept = [move for move in self._heard.get(page_id) or () if move.version > cached.state.version]
+        kept = [each for each in self._heard.get(page_id) or () if each.version > cached.state.version]
         follows = (kept[-1].version if kept else cached.state.version) + 1
-        try:
-            move = notice.move() if notice.version == follows and len(kept) < HEARD_KEPT else None
-        except (ValueError, KeyError, TypeError):
-            logger.warning("page %s: ignoring a malformed notice of version %d", page_id, notice.version)
-            move = None
-        if move is None:
+        if move.version != follows or len(kept) >= HEARD_KEPT:
             self._heard.drop(page_id)
             return
         kept.append(move)

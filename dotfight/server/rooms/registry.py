@@ -220,7 +220,7 @@ class Rooms:
             logger.warning("page %s: a malformed notice of version %d", page_id, notice.version)
             room.announced(notice.version)
             return
-        self._authority.heard(notice)
+        self._authority.heard(page_id, move)
         room.relayed(move, notice.message())
 
     def set_remote_presence(self, page_id: str, seats: PresenceKey) -> None:
