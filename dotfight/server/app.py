@@ -6,6 +6,7 @@ import asyncio
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -26,6 +27,7 @@ from dotfight.server.live import CLOSE_PAGE_EXPIRED, error_message
 from dotfight.server.offers import Offers
 from dotfight.server.page_expiry import PageExpirySweeper
 from dotfight.server.pages.authority import Capacity, PageAuthority
+from dotfight.server.pages.notice import PendingNotices
 from dotfight.server.push import PushService
 from dotfight.server.rooms import Rooms
 from dotfight.server.routes import card, fallback, health, page_html, pages, people, picture, push, ws
@@ -105,7 +107,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Several processes may serve a PostgreSQL database: they hear each other's commits (announced
         # by a NOTIFY inside each action's write transaction).
         postgres = database.dialect.name == "postgresql"
-        store, authority = open_pages(settings, database, notify_in_transaction if postgres else None)
+        notices = PendingNotices() if postgres else None  # each action's NOTIFY carries its move
+        store, authority = open_pages(
+            settings, database, None if notices is None else partial(notify_in_transaction, notices=notices)
+        )
+        authority.notices = notices
         broadcast: Broadcast = PostgresBroadcast(database) if postgres else LocalBroadcast()
         rooms = Rooms(
             authority,

@@ -1,18 +1,24 @@
 """How the processes serving one database tell each other of committed actions and of who is here.
 
 `Broadcast` is the contract (CONTRACTS.md, issue 11), and holds only what differs between one process
-and several: how a commit's notice and presence cross processes. `subscribe(callback)` hears
-`(page_id, version)` of every commit announced, `start()` / `close()`. It carries page ids and versions
-only, never events: a room that hears of a version newer than its sockets have heard reads the missing
-entries from the log itself, once for all its sockets (`dotfight.server.rooms`). This process's own
-commits reach its rooms from the page authority directly (`Rooms.committed`), never through here.
+and several: how a commit's notice and presence cross processes. `subscribe(callback)` hears a
+`CommitNotice` of every commit announced, `start()` / `close()`. Since issue 22 (item 2) a notice
+carries the move and its events message as the sockets receive it whenever the payload fits in
+PostgreSQL's 8000 bytes (`dotfight.server.pages.notice`), else only `"<page_id> <version>"`: a room with
+sockets forwards a whole notice's events as they are and keeps the move for the state in memory, which
+is advanced by it only when this process next decides an action of the page; a bare notice, or a version
+missing before one, makes the room read the missing entries from the log, once for all its sockets
+(`dotfight.server.rooms`); a process with no socket of the page does nothing. This process's own commits
+reach its rooms from the page authority directly (`Rooms.committed`), never through here.
 
 - `LocalBroadcast`: one process (SQLite, the embedded default); nobody else commits or holds seats.
 - `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
-  connection on the event loop; the NOTIFY (payload `"<page_id> <version>"`) is sent inside the action's
-  own transaction (`notify_in_transaction`), so PostgreSQL delivers it exactly when, and only if, the
-  action commits, in commit order. A dropped LISTEN connection is reconnected with a growing pause,
-  and `on_reconnect` callbacks then catch up every page from the last version each heard.
+  connection on the event loop, read by a reader callback (libpq hands the notices over as the socket
+  delivers them); the NOTIFY is sent inside the action's own transaction (`notify_in_transaction`, one
+  payload per action, a group commit's sent together on the writer's connection), so PostgreSQL
+  delivers it exactly when, and only if, the action commits, in commit order. A dropped LISTEN
+  connection is reconnected with a growing pause, and `on_reconnect` callbacks then catch up every page
+  from the last version each heard.
 
 Presence crosses processes the same way: each process keeps one row per page where it holds a seat
 (`dotfight_presence`, written only when its presence there changes), refreshes one heartbeat row of its
@@ -43,11 +49,13 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, event, text
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Engine
+
+from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_notice
+from dotfight.store.database import Transaction
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +63,8 @@ PAGES_CHANNEL = "dotfight_pages"
 PRESENCE_CHANNEL = "dotfight_presence"
 NOTICES_CHANNEL = "dotfight_notices"
 
-# (page_id, version) of a committed action.
-CommitCallback = Callable[[str, int], None]
+# A committed action's notice: its page and version, and (when it fitted) the move and its events.
+CommitCallback = Callable[[CommitNotice], None]
 # (page_id, (blue, red)): which seats the other processes hold on a page.
 PresenceCallback = Callable[[str, tuple[bool, bool]], None]
 ReconnectCallback = Callable[[], Awaitable[None]]
@@ -79,18 +87,6 @@ def departed(before: tuple[bool, bool], after: tuple[bool, bool]) -> list[str]:
     return [side for side, was, now in zip(SIDES, before, after, strict=True) if was and not now]
 
 
-def parse_payload(payload: str) -> tuple[str, int] | None:
-    """Reads a `"<page_id> <version>"` payload; None when it is not one.
-
-    >>> parse_payload("abc123 17"), parse_payload("abc123"), parse_payload("a b")
-    (('abc123', 17), None, None)
-    """
-    page_id, _, version = payload.partition(" ")
-    if not page_id or not version.isdigit():
-        return None
-    return page_id, int(version)
-
-
 class Broadcast(Protocol):
     """Tells every process serving the database of each committed action (and of who is here)."""
 
@@ -98,7 +94,7 @@ class Broadcast(Protocol):
     other_processes: bool
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(page_id, version)`, called on the event loop for every commit heard."""
+        """Registers `callback(notice)`, called on the event loop for every commit heard."""
 
     def on_reconnect(self, callback: ReconnectCallback) -> None:
         """Registers a coroutine run after commits may have been missed (a dropped connection)."""
@@ -185,33 +181,31 @@ class LocalBroadcast:
         """Nothing to stop."""
 
 
-# The NOTIFY payloads of one write transaction, sent together just before it commits.
-_PENDING_NOTIFIES = "dotfight_pending_notifies"
-
-
-def notify_in_transaction(session: Session, page_id: str, version: int) -> None:
-    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit).
+def notify_in_transaction(
+    transaction: Transaction, page_id: str, version: int, notices: PendingNotices | None = None
+) -> None:
+    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit):
+    the payload `notices` holds for it (the move and its events, pages/notice.py), else a bare one.
 
     The notices of a group commit's actions are gathered and sent in one statement just before the
-    commit (not one round trip per action on the writer's hot path); a batch rolled back sends none.
+    commit, on the writer's Core connection (not one round trip per action on the writer's hot path, and
+    no ORM session); a batch rolled back sends none.
     """
-    pending: list[str] | None = session.info.get(_PENDING_NOTIFIES)
-    if pending is None:
-        pending = session.info[_PENDING_NOTIFIES] = []
-        event.listen(session, "before_commit", _send_notifies, once=True)
-    pending.append(f"{page_id} {version}")
+    payload = f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
+    transaction.gathered(_send_notifies).append(payload)
 
 
-def _send_notifies(session: Session) -> None:
-    payloads = session.info.pop(_PENDING_NOTIFIES, None)
-    if payloads:
-        session.execute(
-            text(
-                "SELECT pg_notify(:channel, payload) FROM unnest(CAST(:payloads AS text[]))"
-                " WITH ORDINALITY AS notices(payload, n) ORDER BY n"
-            ),
-            {"channel": PAGES_CHANNEL, "payloads": payloads},
-        )
+# Several notices are sent as one executemany of this statement: psycopg pipelines the calls in one
+# round trip, in order (an array of payloads instead cost quoting every JSON payload's quotes).
+_NOTIFY = "SELECT pg_notify(%(channel)s, %(payload)s)"
+
+
+def _send_notifies(connection: Connection, payloads: list[str]) -> None:
+    if len(payloads) == 1:
+        connection.exec_driver_sql(_NOTIFY, {"channel": PAGES_CHANNEL, "payload": payloads[0]})
+    else:
+        many = [{"channel": PAGES_CHANNEL, "payload": payload} for payload in payloads]
+        connection.exec_driver_sql(_NOTIFY, many)
 
 
 # A departure kept per page and side is the latest one written (two processes may write at once).
@@ -269,7 +263,7 @@ class PostgresBroadcast:
     # -- the contract
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(page_id, version)` for every NOTIFY heard (this process's own too: the
+        """Registers `callback(notice)` for every NOTIFY heard (this process's own too: the
         NOTIFY goes out inside the action's own transaction, `notify_in_transaction`, so it cannot be
         lost between the commit and an announcement)."""
         self._callbacks.append(callback)
@@ -343,18 +337,20 @@ class PostgresBroadcast:
             try:
                 connection = await self._connect()
                 async with connection:
+                    # Notices read while the LISTENs run are handed over by psycopg; after, by `_reading`.
+                    connection.add_notify_handler(lambda notify: self._heard(notify.channel, notify.payload))
                     await connection.execute(f"LISTEN {PAGES_CHANNEL}".encode())
                     await connection.execute(f"LISTEN {PRESENCE_CHANNEL}".encode())
                     await connection.execute(f"LISTEN {NOTICES_CHANNEL}".encode())
                     self.listen_backend_pid = connection.info.backend_pid
-                    self._listening.set()
-                    pause = 0.05
-                    if dropped:
-                        # Anything committed while deaf is caught up from the log, page by page.
-                        for callback in self._reconnect_callbacks:
-                            await callback()
-                    async for notify in connection.notifies():
-                        self._heard(notify.channel, notify.payload)
+                    with self._reading(connection) as lost:
+                        self._listening.set()
+                        pause = 0.05
+                        if dropped:
+                            # Anything committed while deaf is caught up from the log, page by page.
+                            for callback in self._reconnect_callbacks:
+                                await callback()
+                        await lost
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -363,15 +359,43 @@ class PostgresBroadcast:
             await asyncio.sleep(pause)
             pause = min(pause * 2, self._reconnect_max_s)
 
+    @contextlib.contextmanager
+    def _reading(self, connection: Any) -> Iterator[asyncio.Future[None]]:
+        """Hands every notice the LISTEN connection receives to `_heard` from a reader callback on the
+        event loop: libpq reads what the socket holds and gives the notices one by one, with no
+        coroutine, generator step or wake-up per notice (psycopg's `notifies()` cost 39 of 428 samples
+        of a spread benchmark's two processes). Yields a future that fails when the connection drops."""
+        loop = asyncio.get_running_loop()
+        pgconn = connection.pgconn
+        lost: asyncio.Future[None] = loop.create_future()
+        socket = pgconn.socket
+
+        def readable() -> None:
+            try:
+                pgconn.consume_input()
+                while (notify := pgconn.notifies()) is not None:
+                    self._heard(notify.relname.decode(), notify.extra.decode())
+            except Exception as error:  # the connection dropped (libpq could not read it)
+                loop.remove_reader(socket)
+                if not lost.done():
+                    lost.set_exception(error)
+
+        loop.add_reader(socket, readable)
+        readable()  # anything received with the LISTENs' answers and not handed over yet
+        try:
+            yield lost
+        finally:
+            loop.remove_reader(socket)
+
     def _heard(self, channel: str, payload: str) -> None:
         if channel == PAGES_CHANNEL:
-            parsed = parse_payload(payload)
-            if parsed is None:
+            notice = parse_notice(payload)
+            if notice is None:
                 logger.warning("ignoring a malformed NOTIFY payload %r", payload[:80])
                 return
             for callback in self._callbacks:
                 try:
-                    callback(*parsed)
+                    callback(notice)
                 except Exception:
                     logger.exception("a commit subscriber failed")
         elif channel == PRESENCE_CHANNEL and self._presence_callbacks:

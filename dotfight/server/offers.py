@@ -46,6 +46,7 @@ from dotfight.server.limits import RateLimiter
 from dotfight.server.page_view import BOT_SEED_BITS, LoadedPage
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat, engine_refusal
 from dotfight.server.pages.errors import BadToken
+from dotfight.server.pages.wire import compact_json
 from dotfight.server.people.errors import PeopleError
 from dotfight.server.people.phrases import PHRASE_CAP_PER_SIDE, TooManyPhrases, parse_phrase
 from dotfight.server.people.rematch import (
@@ -61,7 +62,6 @@ from dotfight.server.people.rematch import (
 )
 from dotfight.server.push import PushService, rematch_accepted_notice, rematch_offered_notice
 from dotfight.server.rooms import Rooms
-from dotfight.server.rooms.connection import compact_json
 from dotfight.store.records import (
     OfferEnd,
     PageStore,

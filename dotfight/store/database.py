@@ -7,6 +7,7 @@ import math
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
@@ -22,6 +23,8 @@ DEFAULT_BUSY_TIMEOUT_S = 5.0
 # How often the free space of the database's disk is looked at (a disk fills in minutes, not
 # milliseconds, and the look costs tens of microseconds).
 DISK_CHECK_EVERY_S = 1.0
+# Writes a transaction's gathered items together just before its commit: (connection, items).
+Gathering = Callable[[Connection, list[Any]], None]
 
 
 def _pragmas(busy_timeout_s: float) -> Any:
@@ -113,26 +116,31 @@ def begin_write(connection: Connection, wait_s: float) -> None:
 
 class Transaction:
     """One write transaction on the writer's connection, as its jobs see it: the Core `connection`, on
-    which the hot path's statements run with plain parameters, and an ORM `session` joined to the same
-    transaction, made only when a job asks for one (creating a page, a bot lease, PostgreSQL's NOTIFY).
+    which the hot path's statements run with plain parameters, an ORM `session` joined to the same
+    transaction, made only when a job asks for one (creating a page, a bot lease), and lists of what
+    its jobs `gathered` to write together just before the commit (PostgreSQL's NOTIFYs: one statement
+    for a batch, on the Core connection, no session made for them).
 
     The session never commits or closes the transaction (`join_transaction_mode="rollback_only"`): the
-    writer does, once for the whole batch, after `finish` flushed the session's objects and ran its
-    before-commit hooks.
+    writer does, once for the whole batch, after `finish` wrote what was gathered, flushed the session's
+    objects and ran its before-commit hooks.
 
     >>> engine = make_engine("sqlite://")
     >>> with engine.connect() as connection, connection.begin():
     ...     transaction = Transaction(connection)
     ...     transaction.session.execute(text("SELECT 1")).scalar()
+    ...     transaction.gathered(lambda connection, items: print(items)).append("a notice")
     ...     transaction.finish()
     1
+    ['a notice']
     """
 
-    __slots__ = ("_session", "connection")
+    __slots__ = ("_gathered", "_session", "connection")
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self._session: Session | None = None
+        self._gathered: dict[Gathering, list[Any]] | None = None
 
     @property
     def session(self) -> Session:
@@ -143,14 +151,28 @@ class Transaction:
             )
         return self._session
 
+    def gathered(self, write: Gathering) -> list[Any]:
+        """The list of items this transaction hands to `write` (with its connection) just before the
+        commit, in the order appended: one list, and one call, per `write`."""
+        if self._gathered is None:
+            self._gathered = {}
+        return self._gathered.setdefault(write, [])
+
     def finish(self) -> None:
-        """Flushes the session's objects and runs its before-commit hooks, if a session was made; the
-        transaction itself is committed by its owner afterwards."""
+        """Writes what was gathered, then flushes the session's objects and runs its before-commit hooks,
+        if a session was made; the transaction itself is committed by its owner afterwards."""
+        if self._gathered is not None:
+            gathered, self._gathered = self._gathered, None
+            for write, items in gathered.items():
+                if items:
+                    write(self.connection, items)
         if self._session is not None:
             self._session.commit()
 
     def close(self) -> None:
-        """Lets go of the session, if one was made (the transaction is left to its owner)."""
+        """Lets go of the session, if one was made, and of anything gathered and not written (the
+        transaction is left to its owner)."""
+        self._gathered = None
         if self._session is not None:
             self._session.close()
             self._session = None

@@ -69,8 +69,9 @@ from dotfight.store.writer import AfterCommit, BatchWriter, Job
 
 T = TypeVar("T")
 
-# Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (session, page, version).
-InTransaction = Callable[[Session, str, int], None]
+# Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (transaction, page,
+# version).
+InTransaction = Callable[[Transaction, str, int], None]
 
 
 def record_of(row: PageRow) -> PageRecord:
@@ -475,7 +476,7 @@ class _Append:
         if checkpoint.clock is not None:  # in the move's own transaction, never a write of its own
             appends.set_clock(transaction.connection, self.page_id, checkpoint.clock)
         if self.store._in_transaction is not None:
-            self.store._in_transaction(transaction.session, self.page_id, self.entry.version)
+            self.store._in_transaction(transaction, self.page_id, self.entry.version)
 
 
 def _appended_together(

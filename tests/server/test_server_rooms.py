@@ -15,6 +15,7 @@ from dotfight.engine import State, apply
 from dotfight.server.broadcast import LocalBroadcast
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied
+from dotfight.server.pages.notice import CommitNotice
 from dotfight.server.rooms import NOBODY, Connection, PresenceKey, Rooms
 from dotfight.store.records import PageRecord
 from tests.support.pages import engine_page_ready_to_play
@@ -130,7 +131,7 @@ async def test_a_commit_after_a_gap_is_read_from_the_log_once_for_all_sockets_in
     assert [phone.versions() for phone in phones] == [[start + 1, start + 2, start + 3]] * 3
     assert log.reads == 1
     # An announcement of a version already heard (our own, echoed back) reads nothing.
-    rooms.announced(PAGE, states[3].version)
+    rooms.announced(CommitNotice(PAGE, states[3].version))
     await settled()
     assert log.reads == 1
 

@@ -23,14 +23,8 @@ def test_page_against_dawood_bot(server: str, phone: Any, screens: Path) -> None
     p.idle()
     st = p.state()
     assert st["mode"] == "bot" and st["side"] == "blue"
-    p.tap("[data-action=quick_setup]")
-    p.idle()
-    p.tap("[data-action=ready]")
     # Dawood-bot arranges red and says ready by itself; then blue flicks.
-    p.page.wait_for_function(
-        "(() => { const s = window.dotfight.state(); return s.phase === 'play' && s.tool === 'flick'; })()",
-        timeout=20000,
-    )
+    p.set_up_against_the_bot()
     first_turn = p.state()["turn"]["number"]
     for _ in range(3):
         st = p.state()

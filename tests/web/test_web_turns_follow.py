@@ -4,6 +4,7 @@ Defect 7: a watcher of a bot page is told who is really flicking."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,19 @@ from web_helpers import Phone, aim_at_nearest_enemy, flick_path
 from tests.support.chromium import PHONE
 
 pytestmark = pytest.mark.browser
+
+
+def wait_for_entries(server: str, page_id: str, count: int) -> list[dict[str, Any]]:
+    """Polls the page's log until it holds `count` entries (bounded); returns them."""
+    deadline = time.monotonic() + 30
+    with httpx.Client(base_url=server, timeout=10) as http:
+        while time.monotonic() < deadline:
+            entries: list[dict[str, Any]] = http.get(f"/api/pages/{page_id}/log").json()["entries"]
+            if len(entries) >= count:
+                return entries
+            time.sleep(0.05)
+    raise AssertionError(f"the log never reached {count} entries")
+
 
 # On every frame that draws red's pen, what the bars say and offer.
 WATCH_RED_PEN = """() => {
@@ -35,7 +49,8 @@ WATCH_RED_PEN = """() => {
 }"""
 
 
-def test_bars_follow_the_bots_turn(server: str, browser: Any, phone: Any, screens: Path) -> None:
+def bot_page_in_play(server: str, phone: Any) -> tuple[str, Phone]:
+    """Opens a new Quick page against Dawood-bot as blue and sets it up; returns its id and the phone."""
     with httpx.Client(base_url=server, timeout=10) as http:
         created = http.post(
             "/api/pages", json={"preset": "quick", "mode": "bot", "bot": {"strength": "easy", "side": "red"}}
@@ -43,22 +58,20 @@ def test_bars_follow_the_bots_turn(server: str, browser: Any, phone: Any, screen
     page_id, token = created["id"], created["seats"]["blue"]
     p = Phone(phone, server)
     p.goto(f"/p/{page_id}#seat={token}&side=blue")
-    p.tap("[data-action=quick_setup]")
-    p.idle()
-    p.tap("[data-action=ready]")
-    p.page.wait_for_function(
-        "(() => { const s = window.dotfight.state(); return s.phase === 'play' && s.tool === 'flick'; })()",
-        timeout=20000,
-    )
+    p.set_up_against_the_bot()
+    return page_id, p
+
+
+def test_bars_follow_the_bots_turn(server: str, browser: Any, phone: Any, screens: Path) -> None:
+    page_id, p = bot_page_in_play(server, phone)
     p.page.evaluate(WATCH_RED_PEN)
     soldier, direction = aim_at_nearest_enemy(p.state())
-    version = p.state()["version"]
+    # The server's log says which entry is blue's flick (the phone's version may still be on its way).
+    version = len(wait_for_entries(server, page_id, 1))
     p.drag(flick_path(soldier, direction, 150))
     # A snipe through two men earns a bonus flick: blue then ends its turn, as a player would, so that
     # Dawood-bot flicks next (without it, such a page waited for a red line that never came).
-    p.page.wait_for_function(f"window.dotfight.state().version > {version}", timeout=20000)
-    with httpx.Client(base_url=server, timeout=10) as http:
-        flicked = http.get(f"/api/pages/{page_id}/log").json()["entries"][version]
+    flicked = wait_for_entries(server, page_id, version + 1)[version]
     if any(event["type"] == "bonus" for event in flicked["events"]):
         p.tap("[data-action=stop]")
     # Dawood-bot's line is drawn; then it is blue's move again.

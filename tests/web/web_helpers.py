@@ -45,6 +45,17 @@ class Phone:
         links: list[str] = self.page.locator(".sheet .link").all_inner_texts()
         return links
 
+    def set_up_against_the_bot(self) -> None:
+        """Sets blue up at once and says ready; waits until Dawood-bot has done the same and blue flicks."""
+        self.tap("[data-action=quick_setup]")
+        self.idle()
+        self.tap("[data-action=ready]")
+        self.page.wait_for_function(
+            "(() => { const s = window.dotfight.state(); "
+            "return s.phase === 'play' && s.tool === 'flick'; })()",
+            timeout=20000,
+        )
+
     def idle(self) -> None:
         """Waits until nothing is animating, sending or syncing."""
         settled = self.page.evaluate(

@@ -115,11 +115,19 @@ export class PageSync {
     if (this.settling) return this.settling;
     const s = this.screen;
     this.settling = (async () => {
-      await s.animator.idle();
       try {
-        const snap = await api.page(this.id);
-        if (snap.version === this.received) s.setSnapshot(snap);
-        else if (snap.version > this.received) await this.catchUp();
+        for (;;) {
+          await s.animator.idle();
+          const asked = this.received;
+          const snap = await api.page(this.id);
+          // A move that arrived while the answer was on its way is being drawn now, and the answer
+          // may already hold it: taken now, it would show that move's outcome under its ink. Ask
+          // again once it has been drawn (each round needs a newer move, so this ends).
+          if (this.received !== asked || s.animator.busy) continue;
+          if (snap.version === this.received) s.setSnapshot(snap);
+          else if (snap.version > this.received) await this.catchUp();
+          break;
+        }
       } catch {
         // Keep the model from the events; the next batch will settle again.
       } finally {

@@ -53,7 +53,10 @@ from dotfight.server.pages.errors import (
     Unavailable,
 )
 from dotfight.server.pages.handoff import LoopReplies, WorkThreads
+from dotfight.server.pages.notice import HeardMove, PendingNotices, notice_payload
+from dotfight.server.pages.wire import events_message
 from dotfight.server.people.clock import (
+    ClockError,
     ClockState,
     LateMove,
     after_commit,
@@ -91,6 +94,9 @@ CACHE_EVERY = 16
 # CACHE_EVERY for every this many lines, which keeps the checkpoints' cost per move about constant. A
 # 1000-line page is checkpointed every 128 versions and replays at most 127 moves (a few ms) at a load.
 INK_PER_INTERVAL = 128
+# Another process's moves of a page kept to advance its state in memory when next needed: past this many
+# unused, the page is advanced from the log instead (it is played elsewhere; memory stays bounded).
+HEARD_KEPT = 16
 
 
 def checkpoint_interval(state: State) -> int:
@@ -299,6 +305,11 @@ class PageAuthority:
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(capacity.cache_pages)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._listeners: list[Listener] = []
+        # On PostgreSQL: each action's notice to the other processes, handed to the NOTIFY hook; and the
+        # moves they committed of pages this process serves, applied to the state in memory lazily (the
+        # next time an action of the page is decided here). Both None / touched on the event loop only.
+        self.notices: PendingNotices | None = None
+        self._heard: LruCache[str, list[HeardMove]] = LruCache(capacity.cache_pages)
 
     # ----------------------------------------------------------------------------------------------
     # plumbing
@@ -324,11 +335,64 @@ class PageAuthority:
     def forget(self, page_id: str) -> None:
         """Drops a page's state from memory (it is loaded from the store when next asked for)."""
         self._pages.drop(page_id)
+        self._heard.drop(page_id)
 
     def forget_all(self) -> None:
         """Drops every page from memory: after a database outage another process may have credited the
         downtime to the clocks held here (heartbeat.py); pages are loaded again as they are asked for."""
         self._pages = LruCache(self._capacity.cache_pages)
+        self._heard = LruCache(self._capacity.cache_pages)
+
+    # ----------------------------------------------------------------------------------------------
+    # other processes' moves (PostgreSQL)
+
+    def heard(self, page_id: str, move: HeardMove) -> None:
+        """Keeps another process's committed move of a page whose state is in memory, to advance that
+        state by it when this process next decides an action of the page (`_with_heard`): nothing is
+        worked out now, and a move nobody here acts after costs nothing more. A move that does not follow
+        on from the state (a notice missed, or one too long to carry the move) leaves the state to be
+        advanced from the log when needed, as before. Call on the event loop."""
+        cached = self._pages.get(page_id)
+        if cached is None or move.version <= cached.state.version:
+            return  # nothing in memory to advance, or this process's own move (echoed back)
+        kept = [each for each in self._heard.get(page_id) or () if each.version > cached.state.version]
+        follows = (kept[-1].version if kept else cached.state.version) + 1
+        if move.version != follows or len(kept) >= HEARD_KEPT:
+            self._heard.drop(page_id)
+            return
+        kept.append(move)
+        self._heard.put(page_id, kept)
+
+    def _with_heard(self, page_id: str, page: LoadedPage | None) -> LoadedPage | None:
+        """The page in memory advanced by the other processes' moves heard since (`heard`), on the event
+        loop when each step is as bounded as an inline move (rules within the new-page limits, no convoy
+        in transit); else the page as it was (an engine thread then brings it up from the log)."""
+        heard = self._heard.get(page_id)
+        if heard is None or page is None:
+            return page
+        self._heard.drop(page_id)
+        state, clock = page.state, page.clock
+        if not within_new_page_limits(state.rules):
+            return page
+        for move in heard:
+            if move.version <= state.version:
+                continue
+            if move.version != state.version + 1 or state.convoys:
+                break
+            logger.debug("page %s: work: an engine step to version %d (heard)", page_id, move.version)
+            try:
+                after, _ = self._advance(state, move.side, move.action)
+                moved_clock = None if move.clock is None else ClockState.from_json(move.clock)
+            except (EngineError, WorkerFailed, ClockError):
+                break
+            if after.version != move.version or (moved_clock is None) != (page.meta.clock is None):
+                break
+            state, clock = after, moved_clock
+        if state is page.state:
+            return page
+        advanced = LoadedPage(page.meta, state, clock)
+        self._pages.put(page_id, advanced)
+        return advanced
 
     def _advance(self, state: State, side: str, action: dict[str, Any]) -> tuple[State, list[dict[str, Any]]]:
         """Applies one action (raising the engine's refusal), in a worker process for rules outside the
@@ -352,8 +416,13 @@ class PageAuthority:
 
     def current(self, page_id: str) -> LoadedPage:
         """Returns the page at its stored version (a blocking call: on a thread, never the event loop)."""
-        version = self.store.version(page_id)
+        version = self._stored_version(page_id)
         return self._brought_up_to(page_id, self._pages.get(page_id), version)
+
+    def _stored_version(self, page_id: str) -> int:
+        """Reads the page's version from the store."""
+        logger.debug("page %s: work: a read of its version", page_id)
+        return self.store.version(page_id)
 
     def _brought_up_to(
         self, page_id: str, cached: LoadedPage | None, version: int, entries: Sequence[LogEntry] | None = None
@@ -369,7 +438,7 @@ class PageAuthority:
         if cached is not None and cached.meta.clock is None:
             at = cached.state.version
             if entries is None:
-                entries = self.store.log(page_id, at, up_to=version)
+                entries = self._log(page_id, at, version)
             page = self._advanced(cached, [entry for entry in entries if at < entry.version <= version])
             if page is not None and page.state.version == version:
                 self._pages.put(page_id, page)
@@ -378,6 +447,11 @@ class PageAuthority:
             self._pages.drop(page_id)
         return self._load(page_id)
 
+    def _log(self, page_id: str, after: int, up_to: int | None = None) -> list[LogEntry]:
+        """Reads the page's log entries after a version (and at most `up_to`)."""
+        logger.debug("page %s: work: a read of its log after version %d", page_id, after)
+        return self.store.log(page_id, after, up_to=up_to)
+
     def _advanced(self, page: LoadedPage, entries: Sequence[LogEntry]) -> LoadedPage | None:
         """Applies logged entries to a page in order; None at a gap, a repeat, or an entry the engine
         refuses or numbers differently (the caller then loads the page from the store)."""
@@ -385,6 +459,7 @@ class PageAuthority:
         for entry in entries:
             if entry.version != state.version + 1:
                 return None
+            logger.debug("page %s: work: an engine step to version %d (logged)", page.meta.id, entry.version)
             try:
                 state, _ = self._advance(state, entry.side, entry.action)
             except (EngineError, WorkerFailed):
@@ -396,6 +471,7 @@ class PageAuthority:
     def _load(self, page_id: str) -> LoadedPage:
         """Builds the page's state from the store: its checkpointed state plus the log entries after it,
         or the whole log replayed when there is no checkpoint."""
+        logger.debug("page %s: work: a load from the store", page_id)
         stored = self.store.load(page_id)
         meta = stored.record
         if stored.checkpoint is not None:
@@ -426,10 +502,10 @@ class PageAuthority:
         cached = self._pages.get(page_id)
         if cached is None:
             page = self._load(page_id)
-            entries = self.store.log(page_id, heard, up_to=page.state.version)
+            entries = self._log(page_id, heard, page.state.version)
         else:
             # One read: every entry after what memory and the sockets hold (all of them committed).
-            entries = self.store.log(page_id, min(heard, cached.state.version))
+            entries = self._log(page_id, min(heard, cached.state.version))
             newest = entries[-1].version if entries else cached.state.version
             page = self._brought_up_to(page_id, cached, newest, entries)
         return page, [entry.events for entry in entries if heard < entry.version <= page.state.version]
@@ -438,7 +514,7 @@ class PageAuthority:
         self, page_id: str, version: int, up_to: int | None = None
     ) -> list[list[dict[str, Any]]]:
         """Returns the events of each logged action after `version` (and at most `up_to`), oldest first."""
-        entries = await self._off_loop(self.store.log, page_id, version, up_to)
+        entries = await self._off_loop(self._log, page_id, version, up_to)
         return [entry.events for entry in entries]
 
     async def seat(self, page_id: str, token: str | None) -> Seat:
@@ -562,6 +638,8 @@ class PageAuthority:
             outcome: asyncio.Future[Answer] = loop.create_future()
             reply = partial(self._replies_on(loop).settle, outcome)
             page = self._pages.get(page_id)
+            if self.notices is not None:  # other processes serve the database: their moves may be heard
+                page = self._with_heard(page_id, page)
             arrival = arrival or Arrival(self.now())
             request = _Request(seat, action, version, move_id, arrival)
             if page is None or not self._inline(page, request, reply):
@@ -676,7 +754,7 @@ class PageAuthority:
         page = self._pages.get(page_id)
         if page is not None and page.state.version == version:
             return page
-        return self._brought_up_to(page_id, page, self.store.version(page_id))
+        return self._brought_up_to(page_id, page, self._stored_version(page_id))
 
     @staticmethod
     def _acting_side(seat: Seat, page: LoadedPage) -> str:
@@ -715,10 +793,15 @@ class PageAuthority:
         checkpoint = checkpoint_of(new_state)
         if clock is not None:
             checkpoint = replace(checkpoint, clock=clock_update(clock))
+        notices = self.notices
+        if notices is not None:
+            notices.hand(page_id, entry.version, self._notice(moved_on, move))
 
         def settle(written: Appended | BaseException) -> None:
             # Runs on the store's writer thread, once the entry is durable (or refused); whatever
             # happens here, `reply` is told, or the action's caller would wait for ever.
+            if notices is not None:
+                notices.drop(page_id, entry.version)
             if isinstance(written, BaseException):
                 reply(written)
                 return
@@ -734,8 +817,24 @@ class PageAuthority:
 
         try:
             self.store.append_then(page_id, page.state.version, entry, checkpoint, settle)
-        except Exception as error:
+        except Exception as error:  # refused before it was queued: `settle` never runs
+            if notices is not None:
+                notices.drop(page_id, entry.version)
             reply(error)
+
+    def _notice(self, moved_on: LoadedPage, move: _Move) -> str:
+        """The NOTIFY payload of a move about to be written (pages/notice.py): the move and its events
+        message as the other processes' sockets receive it, with the clock as of now."""
+        entry, state = move.entry, moved_on.state
+        heard = HeardMove(
+            entry.version,
+            entry.side,
+            entry.action,
+            None if state.phase == "over" else state.actor,
+            None if move.clock is None else move.clock.to_json(),
+        )
+        message = events_message(entry.version, move.applied.events, moved_on.clock_view(self.now()))
+        return notice_payload(moved_on.meta.id, heard, message)
 
     def _logged_before(self, page_id: str, move_id: str | None) -> LogEntry | None:
         """Returns the entry of a move_id already in the log (None without a move_id: no read)."""

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 from dotfight.engine import Side, State
 from dotfight.server.broadcast import SIDES, departed
+from dotfight.server.pages.wire import compact_json
 from dotfight.server.people.absence import absent_since, claim_at
 from dotfight.server.people.clock import iso_utc
-from dotfight.server.rooms.connection import PresenceKey, compact_json
+from dotfight.server.rooms.connection import PresenceKey
 
 # Pages without a room here whose last move this process heard, kept (the oldest forgotten first).
 MOVES_KEPT = 100_000
@@ -77,9 +78,13 @@ class RoomAbsence:
 
     def saw(self, state: State) -> None:
         """A newer state of the page was heard: it moved now."""
-        if state.version > self.version:
-            self.version = state.version
-            self.actor = side_to_act(state)
+        self.saw_move(state.version, side_to_act(state))
+
+    def saw_move(self, version: int, actor: Side | None) -> None:
+        """A newer version of the page was heard, with `actor` to act after it (None: over): it moved now."""
+        if version > self.version:
+            self.version = version
+            self.actor = actor
             self.moved_at = self.now()
 
     def saw_presence(self, before: PresenceKey, after: PresenceKey) -> None:

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from dotfight.server.broadcast import Broadcast
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
+from dotfight.server.pages.notice import CommitNotice
+from dotfight.server.pages.wire import compact_json
 from dotfight.server.people.absence import DEFAULT_GRACE_S
 from dotfight.server.rooms.absence import (
     AbsenceFacts,
@@ -25,7 +27,7 @@ from dotfight.server.rooms.absence import (
     seeded_departures,
     side_to_act,
 )
-from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, compact_json
+from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey
 from dotfight.server.rooms.room import Room
 from dotfight.store.records import PageMoved
 
@@ -197,13 +199,29 @@ class Rooms:
         elif page.meta.mode == "live":
             self._recent_moves.record(page.meta.id, self.now())
 
-    def announced(self, page_id: str, version: int) -> None:
-        """A broadcast subscriber: some process committed `version` of a page."""
+    def announced(self, notice: CommitNotice) -> None:
+        """A broadcast subscriber: some process committed a version of a page. With no socket of the page
+        here nothing is done for it (its state in memory, if any, is advanced from the log if this
+        process ever decides an action of it); a room forwards a whole notice's events to its sockets as
+        they are and keeps its move for the state in memory, or reads the log for a bare one."""
+        page_id = notice.page_id
         room = self._rooms.get(page_id)
-        if room is not None:
-            room.announced(version)
-        else:  # another process's commit (of any mode: the notice does not say)
+        if room is None:  # another process's commit (of any mode: the notice does not say)
             self._recent_moves.record(page_id, self.now())
+            return
+        if room.version is None or notice.version <= room.version:
+            return  # its first socket reads the page after joining; or heard already (our own, echoed)
+        if not notice.whole:
+            room.announced(notice.version)
+            return
+        try:
+            move = notice.move()
+        except (ValueError, KeyError, TypeError):
+            logger.warning("page %s: a malformed notice of version %d", page_id, notice.version)
+            room.announced(notice.version)
+            return
+        self._authority.heard(page_id, move)
+        room.relayed(move, notice.message())
 
     def set_remote_presence(self, page_id: str, seats: PresenceKey) -> None:
         """A broadcast subscriber: the seats other processes hold on a page changed."""

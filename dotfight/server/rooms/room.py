@@ -32,8 +32,10 @@ from typing import Any
 from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
 from dotfight.server.pages.errors import PageError
+from dotfight.server.pages.notice import HeardMove
+from dotfight.server.pages.wire import events_message
 from dotfight.server.rooms.absence import RoomAbsence
-from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, events_message, presence_message
+from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, presence_message
 from dotfight.store.records import StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -274,6 +276,19 @@ class Room:
         """Some process committed `version` (a NOTIFY): read from the log if the sockets have not heard it."""
         if self.version is not None and version > self.version:
             self.catch_up(version)
+
+    def relayed(self, move: HeardMove, text: str) -> None:
+        """Another process's committed move with its events message as the sockets receive it (a whole
+        notice): delivered as it is when it is the next version and nobody holds the room, waiting in
+        order while someone does, and after a gap read from the log with the versions missing."""
+        if self.version is None or move.version <= self.version:
+            return
+        if self.absence is not None:
+            self.absence.saw_move(move.version, move.to_act)
+        if self.lock.locked():
+            self._waiting[move.version] = text
+        else:
+            self._deliver_next(move.version, text)
 
     def _deliver_next(self, version: int, text: str) -> None:
         assert self.version is not None
