@@ -3,6 +3,7 @@ and the checks that tell whether the database can take a write right now."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sqlite3
@@ -10,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -43,6 +45,22 @@ def _pragmas(busy_timeout_s: float) -> Any:
     return set_sqlite_pragmas
 
 
+def json_text(value: Any) -> str:
+    """Writes a JSON column's value (an action, its events, a page's rules) as the text stored: compact,
+    with orjson (the events of an action cost a tenth of stdlib json's time on the writer's thread);
+    stdlib json answers what orjson refuses (integers beyond 64 bits, keys that are not strings).
+
+    >>> json_text({"kind": "flick", "at": [0.5, 1]})
+    '{"kind":"flick","at":[0.5,1]}'
+    >>> json_text({"big": 2**70})
+    '{"big":1180591620717411303424}'
+    """
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+
+
 def _milliseconds(seconds: float) -> int:
     return max(1, round(seconds * 1000))
 
@@ -56,7 +74,13 @@ def make_engine(url: str, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, pool_s
     connect_args: dict[str, Any] = {"check_same_thread": False} if is_sqlite else {}
     in_memory = is_sqlite and (url in ("sqlite://", "sqlite:///:memory:") or "mode=memory" in url)
     options: dict[str, Any] = {} if in_memory else {"pool_size": pool_size, "max_overflow": pool_size}
-    engine = create_engine(url, connect_args=connect_args, pool_pre_ping=not is_sqlite, **options)
+    engine = create_engine(
+        url,
+        connect_args=connect_args,
+        pool_pre_ping=not is_sqlite,
+        json_serializer=json_text,
+        **options,
+    )
     if is_sqlite:
         event.listen(engine, "connect", _pragmas(busy_timeout_s))
     else:
