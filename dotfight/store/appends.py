@@ -11,6 +11,14 @@ move_id) the backstop (a write that breaks one is rolled back whole).
 A group commit's actions are written with one `executemany` per statement (`move_on_many`): the same
 two statements, with one set of parameters per action, so SQLAlchemy prepares each once per commit.
 
+On PostgreSQL the two are one statement (`MOVE_ON_AND_LOG`, a data-modifying CTE: the conditional
+UPDATE returns the page's id, and the INSERT logs the entry from what it returned), so an action costs
+one round trip and one pass through SQLAlchemy and psycopg instead of two: the INSERT writes a row only
+when the UPDATE matched one, and the statement's row count says which (1 moved on and logged, 0
+nothing written). The guard and the backstop are the same: the UPDATE's version and move_id checks,
+and the log's unique constraints raising IntegrityError. SQLite has no data-modifying CTE: it keeps
+the two statements.
+
 Each statement is compiled once per dialect (`Prepared`: SQLAlchemy's own compiler and its columns' own
 bind processors, e.g. the JSON serializer and SQLite's DATETIME text) and executed with
 `exec_driver_sql`: per action the compiled-cache lookup, the parameters' construction and the result's
@@ -121,7 +129,19 @@ _MOVE_ON_NEW_MOVE = _MOVE_ON.where(
 )
 MOVE_ON = Prepared(_MOVE_ON)
 MOVE_ON_NEW_MOVE = Prepared(_MOVE_ON_NEW_MOVE)
-LOG = Prepared(insert(_actions), ["page_id", "version", "side", "action", "events", "move_id", "created_at"])
+_LOGGED = ["page_id", "version", "side", "action", "events", "move_id", "created_at"]
+LOG = Prepared(insert(_actions), _LOGGED)
+# PostgreSQL's one statement per action: the page row moved on (as MOVE_ON_NEW_MOVE: with no move_id
+# the NOT EXISTS compares with NULL and always holds), and the entry logged only from the row it moved.
+_MOVED = _MOVE_ON_NEW_MOVE.returning(_pages.c.id).cte("moved")
+MOVE_ON_AND_LOG = Prepared(
+    insert(_actions).from_select(
+        _LOGGED,
+        select(_MOVED.c.id, *(bindparam(name, type_=_actions.c[name].type) for name in _LOGGED[1:])),
+    )
+)
+# The dialects that write an action with MOVE_ON_AND_LOG (the others have no data-modifying CTE).
+_ONE_STATEMENT = frozenset({"postgresql"})
 CHECKPOINT = Prepared(
     update(_states)
     .where(_states.c.page_id == bindparam("b_id"))
@@ -180,6 +200,17 @@ def move_on_parameters(
     }
 
 
+def move_on_and_log_parameters(
+    page_id: str, expected_version: int, summary: dict[str, Any], entry: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The parameters of MOVE_ON_AND_LOG for one action: MOVE_ON's, and the log row's columns but the
+    page id (the statement takes it from the row it moved on)."""
+    parameters = move_on_parameters(page_id, expected_version, summary, entry["move_id"], now)
+    parameters.update(entry)
+    parameters["created_at"] = now
+    return parameters
+
+
 def move_on(
     connection: Connection,
     page_id: str,
@@ -194,6 +225,9 @@ def move_on(
     when either fails. Another process logging the same version or move_id at the same moment makes the
     INSERT raise IntegrityError (the transaction must then be rolled back)."""
     move_id = entry["move_id"]
+    if connection.dialect.name in _ONE_STATEMENT:
+        row = move_on_and_log_parameters(page_id, expected_version, summary, entry, now)
+        return MOVE_ON_AND_LOG.execute(connection, row).rowcount == 1
     statement = MOVE_ON if move_id is None else MOVE_ON_NEW_MOVE
     moved = statement.execute(
         connection, move_on_parameters(page_id, expected_version, summary, move_id, now)
@@ -211,6 +245,13 @@ def move_on_many(
     entry), with one UPDATE and one INSERT executed for all of them. Returns False when not every page
     row matched (one was moved on, or a move_id is logged already): some rows may then be updated, so
     the caller rolls the transaction back and writes the moves one by one to find which one failed."""
+    if connection.dialect.name in _ONE_STATEMENT:
+        rows = [
+            move_on_and_log_parameters(page_id, expected, summary, entry, now)
+            for page_id, expected, summary, entry in moves
+        ]
+        # psycopg's executemany counts the rows of all its statements together.
+        return MOVE_ON_AND_LOG.execute(connection, rows).rowcount == len(moves)
     moved = MOVE_ON_NEW_MOVE.execute(
         connection,
         [
