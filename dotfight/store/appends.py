@@ -242,9 +242,10 @@ def move_on_many(
     connection: Connection, moves: Sequence[tuple[str, int, dict[str, Any], dict[str, Any]]], now: datetime
 ) -> bool:
     """Moves on several pages at once, each as `move_on` does (`moves`: page id, expected version, summary,
-    entry), with one UPDATE and one INSERT executed for all of them. Returns False when not every page
-    row matched (one was moved on, or a move_id is logged already): some rows may then be updated, so
-    the caller rolls the transaction back and writes the moves one by one to find which one failed."""
+    entry), with one UPDATE and one INSERT executed for all of them (on PostgreSQL one statement).
+    Returns False when not every page row matched (one was moved on, or a move_id is logged already):
+    some rows may then be updated, so the caller rolls the transaction back and writes the moves one by
+    one to find which one failed."""
     if connection.dialect.name in _ONE_STATEMENT:
         rows = [
             move_on_and_log_parameters(page_id, expected, summary, entry, now)

@@ -14,9 +14,10 @@ SQLAlchemy.
 An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
 that also checks the move_id is not logged yet (the database decides, in the same statement, from the
 log's unique (page, move_id) index — nothing is read first and no move id needs remembering), then the
-INSERT; the move_id is read apart only when the UPDATE matched nothing. The appends waiting side by
-side in a group commit are written with one executemany of each statement; when their UPDATE matches
-fewer rows than it has actions, the writer rolls back and writes them one by one, finding the loser.
+INSERT (on PostgreSQL the two are one statement, a data-modifying CTE: one round trip an action); the
+move_id is read apart only when the UPDATE matched nothing. The appends waiting side by side in a group
+commit are written with one executemany of each statement; when their UPDATE matches fewer rows than
+it has actions, the writer rolls back and writes them one by one, finding the loser.
 """
 
 from __future__ import annotations
