@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_turns_follow import WATCH_RED_PEN, bot_page_in_play, wait_for_entries
-from web_helpers import aim_at_nearest_enemy, flick_path
+from test_web_turns_follow import WATCH_RED_PEN, bot_page_in_play
+from web_helpers import aim_at_nearest_enemy, flick_path, wait_for_entries
 
 pytestmark = pytest.mark.browser
 
 
-# When the page first asked for its snapshot and when red's pen first showed (the page's clock), and
-# each side's pen speed: blue's line at once, so that the page asks before the bot has moved; red's
-# slow, so that the held answer surely lands while red's line is on its way.
+# When the page first asked for its snapshot, by the page's clock (WATCH_RED_PEN's frames say when
+# red's pen first showed), and each side's pen speed: blue's line at once, so that the page asks before
+# the bot has moved; red's slow, so that the held answer surely lands while red's line is on its way.
 WATCH_THE_MOMENTS = """(pageId) => {
   const screen = window.dotfight.screen();
   const fetched = window.fetch.bind(window);
@@ -27,13 +27,6 @@ WATCH_THE_MOMENTS = """(pageId) => {
     const first = window.__asked === undefined;
     if (get && first && path === '/api/pages/' + pageId) window.__asked = performance.now();
     return fetched(path, init);
-  };
-  const renderer = screen.renderer;
-  const draw = renderer.draw.bind(renderer);
-  renderer.draw = () => {
-    const tip = renderer.state.overlay.penTip;
-    if (tip && tip.side === 'red' && window.__firstRed === undefined) window.__firstRed = performance.now();
-    draw();
   };
   const animator = screen.animator;
   const ink = animator.ink.bind(animator);
@@ -47,7 +40,7 @@ WATCH_THE_MOMENTS = """(pageId) => {
 def race_the_bot(server: str, p: Any, page_id: str) -> tuple[bool, int]:
     """Plays one turn of blue's, holding the page's snapshot answers until the bot's line is being
     drawn; returns whether the page asked before that line began, and the log's length before it."""
-    p.page.evaluate("window.__redFrames = []; window.__asked = undefined; window.__firstRed = undefined")
+    p.page.evaluate("window.__redFrames = []; window.__asked = undefined")
     held: list[Any] = []
     p.page.route(
         f"**/api/pages/{page_id}",
@@ -64,7 +57,7 @@ def race_the_bot(server: str, p: Any, page_id: str) -> tuple[bool, int]:
     # The bot has moved and its line is on the phone's page.
     wait_for_entries(server, page_id, version + 2)
     p.page.wait_for_function("window.__redFrames.length > 0", timeout=20000)
-    asked, first_red = p.page.evaluate("[window.__asked ?? null, window.__firstRed]")
+    asked, first_red = p.page.evaluate("[window.__asked ?? null, window.__redFrames[0].at]")
     # Now the settle's question is answered (any asked later go straight through).
     for route in held:
         route.fulfill(response=route.fetch())

@@ -4,29 +4,16 @@ Defect 7: a watcher of a bot page is told who is really flicking."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from web_helpers import Phone, aim_at_nearest_enemy, flick_path
+from web_helpers import Phone, aim_at_nearest_enemy, flick_path, wait_for_entries
 
 from tests.support.chromium import PHONE
 
 pytestmark = pytest.mark.browser
-
-
-def wait_for_entries(server: str, page_id: str, count: int) -> list[dict[str, Any]]:
-    """Polls the page's log until it holds `count` entries (bounded); returns them."""
-    deadline = time.monotonic() + 30
-    with httpx.Client(base_url=server, timeout=10) as http:
-        while time.monotonic() < deadline:
-            entries: list[dict[str, Any]] = http.get(f"/api/pages/{page_id}/log").json()["entries"]
-            if len(entries) >= count:
-                return entries
-            time.sleep(0.05)
-    raise AssertionError(f"the log never reached {count} entries")
 
 
 # On every frame that draws red's pen, what the bars say and offer.
@@ -37,6 +24,7 @@ WATCH_RED_PEN = """() => {
   renderer.draw = () => {
     const tip = renderer.state.overlay.penTip;
     if (tip && tip.side === 'red') window.__redFrames.push({
+      at: performance.now(),
       status: document.querySelector('.topbar .status').innerText,
       buttons: [...document.querySelectorAll('.bottombar button')].map((b) => b.innerText.trim()),
       tool: window.dotfight.state().tool,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,17 @@ def log(base: str, page_id: str) -> dict[str, Any]:
     """The page's stored log, straight from the server."""
     result: dict[str, Any] = httpx.get(f"{base}/api/pages/{page_id}/log", timeout=10).json()
     return result
+
+
+def wait_for_entries(base: str, page_id: str, count: int) -> list[dict[str, Any]]:
+    """Polls the page's log until it holds `count` entries (bounded); returns them."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        entries: list[dict[str, Any]] = log(base, page_id)["entries"]
+        if len(entries) >= count:
+            return entries
+        time.sleep(0.05)
+    raise AssertionError(f"the log never reached {count} entries")
 
 
 def page_ready_to_flick(base: str) -> tuple[str, str]:
