@@ -39,7 +39,7 @@ from tests.store.test_postgres import (
     race,
 )
 from tests.support.players import nearest_snipe_action
-from tests.support.server_process import ServerProcess
+from tests.support.server_process import REPO_ROOT, ServerProcess
 
 if TYPE_CHECKING:
     from conftest import PostgresCluster
@@ -375,7 +375,9 @@ def test_serve_refuses_several_workers_on_sqlite_naming_postgresql(tmp_path: Pat
         sys.executable, "-m", "dotfight.cli", "serve", "--workers", "2",
         "--database-url", f"sqlite:///{tmp_path / 'pages.sqlite3'}", "--port", "0",
     ]  # fmt: skip
-    answer = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    # Run from this tree's root, as ServerProcess does: `-m` then imports the dotfight found here, not
+    # whatever tree an editable install points at.
+    answer = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert answer.returncode == 2, answer.stderr
     assert "PostgreSQL" in answer.stderr
     assert "--workers" in answer.stderr
