@@ -49,6 +49,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -430,6 +431,9 @@ async def run(
     return figures
 
 
+PY_SPY_MISSING = "--profile needs py-spy, which is not installed: pip install -e '.[bench]'"
+
+
 def start_profiler(args: argparse.Namespace, pids: list[int]) -> list[subprocess.Popen[bytes]]:
     """With `--profile DIR`: py-spy samples each server process for the run (every thread at 100 Hz, only
     samples holding the GIL: where the Python CPU goes; non-blocking, so the server is not paused), into
@@ -678,6 +682,9 @@ def main() -> int:
         help="also run the contenders behind nginx configured from deploy/nginx.conf (page affinity)",
     )  # fmt: skip
     args = parser.parse_args()
+    if args.profile is not None and shutil.which("py-spy") is None:
+        # Checked before any server starts: a missing sampler would otherwise fail the run mid-way.
+        parser.error(PY_SPY_MISSING)
     if args.saturate:
         args.think, args.actions = 0.0, 10**9
     if args.processes > 1 and args.database != "postgresql":
