@@ -7,6 +7,9 @@ answers the app shell from its own cache, and that cache is named after the *she
 digest of every file of the web app. The server writes that version into `sw.js` as it serves it
 (the placeholder `__SHELL_VERSION__`), so any deploy that changes a file changes `sw.js`, which makes
 the browser install the new worker, which fills a new cache and drops the old one.
+
+A worker runs under the policy of its own script's answer, not its page's: the scripts registered as
+service workers carry the worker headers (headers.py), which the app's other scripts go without.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from starlette.responses import FileResponse, Response
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import Scope
 
+from dotfight.server.headers import WORKER_HEADERS
+
 SERVICE_WORKER = "sw.js"
+# The scripts web/ registers as service workers at the root scope (push.js registers push-sw.js alone
+# where there is no sw.js); a worker at "/" needs no Service-Worker-Allowed.
+WORKER_SCRIPTS = frozenset({SERVICE_WORKER, "push-sw.js"})
+WORKER_HEADER_FIELDS = {name.decode(): value.decode() for name, value in WORKER_HEADERS}
 VERSION_PLACEHOLDER = b"__SHELL_VERSION__"
 # Ask before every use; a copy may be kept (and shown on Back) but never used unchecked.
 REVALIDATE = "no-cache"
@@ -53,6 +62,8 @@ class WebFiles(StaticFiles):
     def __init__(self, directory: Path) -> None:
         super().__init__(directory=directory, html=True, check_dir=False)
         self.web_dir = Path(directory)
+        # StaticFiles hands file_response the real path (symlinks resolved): compared against this.
+        self._real_web_dir = Path(os.path.realpath(directory))
         self._version: tuple[tuple[tuple[str, int, int], ...], str] | None = None
 
     def current_version(self) -> str:
@@ -79,7 +90,7 @@ class WebFiles(StaticFiles):
         if not source.is_file():
             raise HTTPException(status_code=404)
         version = self.current_version()
-        headers = {"Cache-Control": REVALIDATE, "ETag": f'"{version}"'}
+        headers = {"Cache-Control": REVALIDATE, "ETag": f'"{version}"', **WORKER_HEADER_FIELDS}
         response = Response(
             source.read_bytes().replace(VERSION_PLACEHOLDER, version.encode()),
             media_type="text/javascript",
@@ -96,12 +107,10 @@ class WebFiles(StaticFiles):
         scope: Scope,
         status_code: int = 200,
     ) -> Response:
-        response = FileResponse(
-            full_path,
-            status_code=status_code,
-            stat_result=stat_result,
-            headers={"Cache-Control": REVALIDATE},
-        )
+        headers = {"Cache-Control": REVALIDATE}
+        if Path(full_path).parent == self._real_web_dir and Path(full_path).name in WORKER_SCRIPTS:
+            headers |= WORKER_HEADER_FIELDS
+        response = FileResponse(full_path, status_code=status_code, stat_result=stat_result, headers=headers)
         if self.is_not_modified(response.headers, Headers(scope=scope)):
             return NotModifiedResponse(response.headers)
         return response

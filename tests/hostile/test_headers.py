@@ -1,6 +1,7 @@
-"""Security headers on every answer (the web app's HTML and files, page links, the API, refusals), HSTS
-only over TLS through a trusted proxy, HEAD wherever GET works, and the app running under its CSP in
-Chromium without one violation."""
+"""Security headers on every answer (the web app's HTML and files, page links, the API, refusals), the
+document headers (the policy, framing, referrer) on all but scripts, style sheets, icons and the manifest
+(the service worker's scripts keep the policy), HSTS only over TLS through a trusted proxy, HEAD
+wherever GET works, and the app running under its CSP in Chromium without one violation."""
 
 from __future__ import annotations
 
@@ -22,6 +23,17 @@ EXPECTED = {
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
 }
+DOCUMENT_ONLY = ("content-security-policy", "referrer-policy", "x-frame-options")
+# Shown or run only inside a document, under its policy: nosniff alone.
+SUBRESOURCES = [
+    "/app.css",
+    "/people.css",
+    "/js/main.js",
+    "/offline.js",
+    "/manifest.webmanifest",
+    "/icons/icon-192.png",
+]
+WORKER_SCRIPTS = ["/sw.js", "/push-sw.js"]
 
 
 def page_paths(server: ServerProcess) -> list[str]:
@@ -29,8 +41,6 @@ def page_paths(server: ServerProcess) -> list[str]:
     return [
         "/",
         "/index.html",
-        "/app.css",
-        "/js/main.js",
         f"/p/{created['id']}",
         "/api/health",
         f"/api/pages/{created['id']}",
@@ -66,6 +76,37 @@ def test_every_answer_carries_the_security_headers(start_server: StartServer) ->
         assert "strict-transport-security" not in answer.headers  # plain HTTP: no HSTS
 
 
+def test_scripts_and_styles_carry_no_document_headers_and_workers_their_policy(
+    start_server: StartServer,
+) -> None:
+    server = start_server()
+    for path in SUBRESOURCES:
+        answer = server.http.get(path)
+        again = server.http.get(path, headers={"If-None-Match": answer.headers["etag"]})
+        assert (answer.status_code, again.status_code) == (200, 304), path
+        for each in (answer, again):
+            assert each.headers["x-content-type-options"] == "nosniff", path
+            assert [name for name in DOCUMENT_ONLY if name in each.headers] == [], path
+    cover_policy = server.http.get("/").headers["content-security-policy"]
+    for path in WORKER_SCRIPTS:
+        answer = server.http.get(path)
+        assert answer.headers["content-type"].startswith("text/javascript"), path
+        assert answer.headers["x-content-type-options"] == "nosniff", path
+        assert answer.headers["content-security-policy"] == cover_policy, path
+        assert answer.headers["referrer-policy"] == "no-referrer", path
+    # A document's revalidation keeps its headers (a copy cached without them gets them).
+    cover = server.http.get("/")
+    again = server.http.get("/", headers={"If-None-Match": cover.headers["etag"]})
+    assert again.status_code == 304
+    assert {name: again.headers.get(name) for name in DOCUMENT_ONLY} == {
+        name: cover.headers[name] for name in DOCUMENT_ONLY
+    }
+    # Behind a TLS proxy HSTS goes on every answer, scripts included.
+    behind_proxy = start_server(extra_args=["--forwarded-allow-ips", "127.0.0.1"])
+    script = behind_proxy.http.get("/js/main.js", headers={"X-Forwarded-Proto": "https"})
+    assert script.headers["strict-transport-security"] == "max-age=31536000"
+
+
 def test_hsts_only_over_tls_said_by_a_trusted_proxy(start_server: StartServer) -> None:
     untrusting = start_server()
     answer = untrusting.http.get("/", headers={"X-Forwarded-Proto": "https"})
@@ -78,7 +119,7 @@ def test_hsts_only_over_tls_said_by_a_trusted_proxy(start_server: StartServer) -
 
 def test_head_answers_wherever_get_does(start_server: StartServer) -> None:
     server = start_server()
-    for path in page_paths(server):
+    for path in [*page_paths(server), *SUBRESOURCES, *WORKER_SCRIPTS]:
         got = server.http.get(path)
         head = server.http.head(path)
         assert head.status_code == got.status_code, path
