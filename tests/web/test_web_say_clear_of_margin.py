@@ -1,8 +1,8 @@
 """The "Say…" button sits clear of the page's red margin line (DESIGN.md: one red margin line) at every
 phone size the web tests use, portrait and landscape, for either seat (red's page is turned half a
 turn, so its margin line runs down the right, the button's side): on red's turned page it sat over
-the line at 360 × 640 and 390 × 600, and across the line's x below its foot on the taller phones. That nothing else in the margins moves, nor the page, is
-test_web_people_fits.py's."""
+the line at 360 × 640 and 390 × 600, and across the line's x below its foot on the taller phones.
+That nothing else in the margins moves, nor the page, is test_web_people_fits.py's."""
 
 from __future__ import annotations
 
