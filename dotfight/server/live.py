@@ -80,9 +80,14 @@ class PageSocket:
         settings = services.settings
         self._bucket = TokenBucket(settings.ws_messages_per_second, settings.ws_message_burst)
         # A socket that never says hello would hold a connection for nothing: it is closed in time.
-        self._hello_timer = asyncio.get_running_loop().call_later(
+        self._hello_timer: asyncio.TimerHandle | None = asyncio.get_running_loop().call_later(
             settings.ws_hello_timeout, self._hello_overdue
         )
+
+    def _stop_hello_timer(self) -> None:
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
 
     def _hello_overdue(self) -> None:
         if self._greeted:
@@ -135,6 +140,7 @@ class PageSocket:
 
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
+        self._stop_hello_timer()  # not needed any more: the loop lets its timer go now, not at its time
         authority = self._services.authority
         rooms = self._services.rooms
         connection = self._connection
@@ -222,7 +228,7 @@ class PageSocket:
 
     async def leave(self) -> None:
         """Removes the client from the page and tells the others."""
-        self._hello_timer.cancel()
+        self._stop_hello_timer()
         if self._joined:
             self._services.rooms.leave(self._page_id, self._connection)
         await self._connection.finish()
