@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -29,7 +29,17 @@ from dotfight.server.schemas import (
     SayMessage,
 )
 
-Parsed = HelloMessage | ActionMessage | SayMessage
+
+class QuickAction(NamedTuple):
+    """An `action` message read by the fast path: what `ActionMessage` would hold, without building a
+    pydantic model for it (`model_construct` alone cost about half the fast path)."""
+
+    action: dict[str, Any]
+    version: int
+    move_id: str
+
+
+Parsed = HelloMessage | ActionMessage | SayMessage | QuickAction
 
 _client_message: TypeAdapter[Parsed] = TypeAdapter(ClientMessage)
 
@@ -86,9 +96,9 @@ def parse_slowly(text: str) -> Parsed:
         raise RefusedMessage(refusal, hello=fields.get("type") == "hello") from None
 
 
-def quick_action(text: str) -> ActionMessage | None:
+def quick_action(text: str) -> QuickAction | None:
     """Returns the `action` message `text` holds when it is one `ActionMessage` takes as it is (the
-    same message the slow path makes of it); None for anything else, refusals included.
+    same fields the slow path reads from it); None for anything else, refusals included.
 
     >>> quick_action('{"type":"action","action":{"type":"resign"},"version":3,"move_id":"m1"}').version
     3
@@ -111,7 +121,7 @@ def quick_action(text: str) -> ActionMessage | None:
     kind = action.get("type")
     if kind in SERVER_ONLY_ACTIONS or (kind == "claim" and len(action) != 1):
         return None  # refused by `schemas.client_action`: the slow path says so
-    return ActionMessage.model_construct(type="action", action=action, version=version, move_id=move_id)
+    return QuickAction(action, version, move_id)
 
 
 def _plain(value: Any, depth: int) -> bool:

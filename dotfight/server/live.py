@@ -12,9 +12,10 @@ import logging
 from typing import Any
 
 from fastapi import WebSocket
+from starlette.types import Receive
 
 from dotfight.server.claims import answer_claim, is_claim
-from dotfight.server.client_message import RefusedMessage, parse_client_message
+from dotfight.server.client_message import QuickAction, RefusedMessage, parse_client_message
 from dotfight.server.deps import client_key
 from dotfight.server.errors import REFUSALS, ApiError, api_error
 from dotfight.server.limits import TokenBucket
@@ -96,12 +97,11 @@ class PageSocket:
         self._connection.send_json(error_message(error))
         self._connection.close_soon(CLOSE_POLICY)
 
-    async def serve(self) -> None:
-        """Reads messages until the client leaves or is closed."""
-        websocket = self._connection.websocket
+    async def serve(self, receive: Receive) -> None:
+        """Reads messages (from the socket's ASGI `receive`) until the client leaves or is closed."""
         limit = self._services.settings.ws_max_message_bytes
         while True:
-            message = await websocket.receive()
+            message = await receive()
             # The action's arrival for its clock: taken as the frame is read, before any work on it.
             arrived_at = self._services.authority.now()
             if message["type"] == "websocket.disconnect":
@@ -181,7 +181,7 @@ class PageSocket:
         self._services.bots.wake(page)
         return True
 
-    async def _action(self, message: ActionMessage, arrived_at: float) -> None:
+    async def _action(self, message: ActionMessage | QuickAction, arrived_at: float) -> None:
         connection = self._connection
         if not self._joined:
             error = ApiError("bad_request", "say hello first")
@@ -234,9 +234,16 @@ class PageSocket:
         await self._connection.finish()
 
 
-async def serve_page_socket(services: Services, websocket: WebSocket, page_id: str) -> None:
+async def serve_page_socket(
+    services: Services, websocket: WebSocket, page_id: str, receive: Receive | None = None
+) -> None:
     """Serves one accepted WebSocket of a page until it leaves (PROTOCOL.md: hello, state/events, action,
-    ack, presence): the sockets per address are capped; an unexpected failure closes it with 1011."""
+    ack, presence): the sockets per address are capped; an unexpected failure closes it with 1011.
+
+    Messages are read from the ASGI `receive` itself when given (the page socket's entrance gives it):
+    Starlette's `WebSocket.receive` only tracks the client's state, which nothing reads once the socket is
+    accepted (reading ends at the disconnect), and it is one more suspended frame for every idle socket
+    and one more call for every message."""
     connection = Connection(websocket, services.settings.ws_send_queue, frame_sink_of(websocket.scope))
     address = client_key(websocket)
     if not services.rooms.admit(address):
@@ -248,7 +255,7 @@ async def serve_page_socket(services: Services, websocket: WebSocket, page_id: s
         return
     socket = PageSocket(services, page_id, connection)
     try:
-        await socket.serve()
+        await socket.serve(receive or websocket.receive)
     except Exception:
         logger.exception("page %s: a WebSocket failed", page_id)
         await connection.close_now(1011)
