@@ -8,20 +8,21 @@ every socket of the page what was committed.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
 from fastapi import WebSocket
-from pydantic import TypeAdapter, ValidationError
+from starlette.types import Receive
 
 from dotfight.server.claims import answer_claim, is_claim
+from dotfight.server.client_message import QuickAction, RefusedMessage, parse_client_message
 from dotfight.server.deps import client_key
-from dotfight.server.errors import REFUSALS, ApiError, api_error, describe_validation_error
+from dotfight.server.errors import REFUSALS, ApiError, api_error
 from dotfight.server.limits import TokenBucket
 from dotfight.server.pages.authority import Applied, Arrival, Seat
+from dotfight.server.pages.wire import frame_sink_of
 from dotfight.server.rooms import CLOSE_TOO_MANY_SOCKETS, Connection, events_message
-from dotfight.server.schemas import ActionMessage, ClientMessage, HelloMessage, SayMessage
+from dotfight.server.schemas import ActionMessage, HelloMessage, SayMessage
 from dotfight.server.services import Services
 from dotfight.server.socket_lag import allowance_of
 
@@ -33,44 +34,6 @@ CLOSE_TRY_LATER = 1013
 CLOSE_PAGE_EXPIRED = 4410  # 4000 + HTTP 410 (CONTRACTS.md C5)
 # A client further behind than this many actions gets the whole snapshot instead of the events.
 MAX_CATCH_UP_ACTIONS = 200
-
-_client_message: TypeAdapter[HelloMessage | ActionMessage | SayMessage] = TypeAdapter(ClientMessage)
-
-
-class RefusedMessage(Exception):
-    """A client message that cannot be read; `hello` tells whether it said it was a hello."""
-
-    def __init__(self, error: ApiError, *, hello: bool) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.hello = hello
-
-
-TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
-
-
-def parse_client_message(text: str) -> HelloMessage | ActionMessage | SayMessage:
-    """Reads one client message; raises RefusedMessage (bad_request, with the move_id when one is legible).
-
-    The JSON is read as Python reads it (NaN and Infinity included), so that an action carrying a
-    non-finite number is still answered under its move_id; the number itself is refused by the schema.
-    """
-    try:
-        raw = json.loads(text)
-    except ValueError as error:
-        raise RefusedMessage(ApiError("bad_request", f"not JSON: {error}"), hello=False) from None
-    except RecursionError:  # json's C parser gives up on deep nesting (a 3 KB frame of lists)
-        raise RefusedMessage(TOO_DEEP, hello=False) from None
-    try:
-        return _client_message.validate_python(raw)
-    except RecursionError:
-        raise RefusedMessage(TOO_DEEP, hello=False) from None
-    except ValidationError as error:
-        fields = raw if isinstance(raw, dict) else {}
-        move_id = fields.get("move_id")
-        extra = {"move_id": move_id} if isinstance(move_id, str) and len(move_id) <= 64 else {}
-        refusal = ApiError("bad_request", describe_validation_error(error.errors()), extra=extra)
-        raise RefusedMessage(refusal, hello=fields.get("type") == "hello") from None
 
 
 def error_message(error: ApiError, move_id: str | None = None) -> dict[str, Any]:
@@ -96,6 +59,18 @@ def refused_hello_close(error: ApiError) -> tuple[int, str]:
 class PageSocket:
     """One client's conversation with a page."""
 
+    # One per open socket, for as long as the page is open on a phone: no dictionary of its own.
+    __slots__ = (
+        "_bucket",
+        "_connection",
+        "_greeted",
+        "_hello_timer",
+        "_joined",
+        "_page_id",
+        "_seat",
+        "_services",
+    )
+
     def __init__(self, services: Services, page_id: str, connection: Connection) -> None:
         self._services = services
         self._page_id = page_id
@@ -106,9 +81,14 @@ class PageSocket:
         settings = services.settings
         self._bucket = TokenBucket(settings.ws_messages_per_second, settings.ws_message_burst)
         # A socket that never says hello would hold a connection for nothing: it is closed in time.
-        self._hello_timer = asyncio.get_running_loop().call_later(
+        self._hello_timer: asyncio.TimerHandle | None = asyncio.get_running_loop().call_later(
             settings.ws_hello_timeout, self._hello_overdue
         )
+
+    def _stop_hello_timer(self) -> None:
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
 
     def _hello_overdue(self) -> None:
         if self._greeted:
@@ -117,18 +97,22 @@ class PageSocket:
         self._connection.send_json(error_message(error))
         self._connection.close_soon(CLOSE_POLICY)
 
-    async def serve(self) -> None:
-        """Reads messages until the client leaves or is closed."""
-        websocket = self._connection.websocket
+    async def serve(self, receive: Receive) -> None:
+        """Reads messages (from the socket's ASGI `receive`) until the client leaves or is closed."""
         limit = self._services.settings.ws_max_message_bytes
         while True:
-            message = await websocket.receive()
+            message = await receive()
             # The action's arrival for its clock: taken as the frame is read, before any work on it.
             arrived_at = self._services.authority.now()
             if message["type"] == "websocket.disconnect":
                 return
             text = message.get("text")
-            size = len(text.encode("utf-8")) if text is not None else len(message.get("bytes") or b"")
+            if text is None:
+                size = len(message.get("bytes") or b"")
+            elif len(text) * 4 <= limit:  # UTF-8 takes at most 4 bytes a character: no need to encode
+                size = len(text)
+            else:
+                size = len(text.encode("utf-8"))
             if size > limit:
                 await self._connection.close_now(CLOSE_TOO_BIG)
                 return
@@ -156,6 +140,7 @@ class PageSocket:
 
     async def _hello(self, hello: HelloMessage) -> bool:
         self._greeted = True
+        self._stop_hello_timer()  # not needed any more: the loop lets its timer go now, not at its time
         authority = self._services.authority
         rooms = self._services.rooms
         connection = self._connection
@@ -196,7 +181,7 @@ class PageSocket:
         self._services.bots.wake(page)
         return True
 
-    async def _action(self, message: ActionMessage, arrived_at: float) -> None:
+    async def _action(self, message: ActionMessage | QuickAction, arrived_at: float) -> None:
         connection = self._connection
         if not self._joined:
             error = ApiError("bad_request", "say hello first")
@@ -243,16 +228,23 @@ class PageSocket:
 
     async def leave(self) -> None:
         """Removes the client from the page and tells the others."""
-        self._hello_timer.cancel()
+        self._stop_hello_timer()
         if self._joined:
             self._services.rooms.leave(self._page_id, self._connection)
         await self._connection.finish()
 
 
-async def serve_page_socket(services: Services, websocket: WebSocket, page_id: str) -> None:
+async def serve_page_socket(
+    services: Services, websocket: WebSocket, page_id: str, receive: Receive | None = None
+) -> None:
     """Serves one accepted WebSocket of a page until it leaves (PROTOCOL.md: hello, state/events, action,
-    ack, presence): the sockets per address are capped; an unexpected failure closes it with 1011."""
-    connection = Connection(websocket, services.settings.ws_send_queue)
+    ack, presence): the sockets per address are capped; an unexpected failure closes it with 1011.
+
+    Messages are read from the ASGI `receive` itself when given (the page socket's entrance gives it):
+    Starlette's `WebSocket.receive` only tracks the client's state, which nothing reads once the socket is
+    accepted (reading ends at the disconnect), and it is one more suspended frame for every idle socket
+    and one more call for every message."""
+    connection = Connection(websocket, services.settings.ws_send_queue, frame_sink_of(websocket.scope))
     address = client_key(websocket)
     if not services.rooms.admit(address):
         limit = services.rooms.max_per_address
@@ -263,7 +255,7 @@ async def serve_page_socket(services: Services, websocket: WebSocket, page_id: s
         return
     socket = PageSocket(services, page_id, connection)
     try:
-        await socket.serve()
+        await socket.serve(receive or websocket.receive)
     except Exception:
         logger.exception("page %s: a WebSocket failed", page_id)
         await connection.close_now(1011)

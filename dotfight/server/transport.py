@@ -27,8 +27,10 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
 
 from dotfight.server.errors import ApiError
+from dotfight.server.pages.wire import FRAME_SINK_KEY
 from dotfight.server.settings import Settings
 from dotfight.server.socket_lag import SCOPE_KEY, SocketLag
 
@@ -523,7 +525,10 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
       `_Writable`);
     - the handshake's request and response (websockets `Headers`, ≈ 3 KB) let go once the socket is
       accepted or refused: nothing reads them again. websockets' parser keeps the request in its
-      generator's frame for the life of the connection, so its headers are emptied as well.
+      generator's frame for the life of the connection, so its headers are emptied as well;
+    - a frame serialised once for all a page's sockets written straight to the transport
+      (`write_frame`, found in the scope under `FRAME_SINK_KEY`): a message to a page's sockets cost,
+      per socket, a task, the ASGI `send` and websockets' framing of the same bytes again.
 
     `dotfight serve` hands it to uvicorn as its `ws` implementation.
     """
@@ -585,6 +590,7 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         event.headers.clear()
         self.request = None  # type: ignore[assignment]
         self.scope[SCOPE_KEY] = SocketLag()  # type: ignore[literal-required]
+        self.scope[FRAME_SINK_KEY] = self  # type: ignore[literal-required]
         if self.handshake_complete:  # refused by websockets itself (not a valid handshake)
             self.response = None  # type: ignore[assignment]
 
@@ -595,6 +601,33 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
         lag = self.scope.get(SCOPE_KEY) if waiting and self.pending_ping_payload is None else None
         if isinstance(lag, SocketLag):
             lag.measured(self.last_ping_rtt)
+
+    def write_frame(self, frame: bytes) -> bool:
+        """Writes one whole text frame serialised beforehand (`wire.text_frame`) when the socket takes it
+        now: accepted, open, not closing, writable, and with no extension (which would change a frame's
+        bytes). Returns False, having written nothing, otherwise: the caller then sends the message
+        through the ASGI `send`, which waits for the socket to drain or refuses as uvicorn does."""
+        conn = self.conn
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or not self.writable.is_set()
+            or conn.state is not State.OPEN
+            or conn.expect_continuation_frame
+            or conn.extensions
+            or self.transport.is_closing()
+        ):
+            return False
+        self.transport.write(frame)
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        # The scope refers back to this protocol (`FRAME_SINK_KEY`): the cycle is broken at the end.
+        super().connection_lost(exc)
+        if getattr(self, "scope", None) is not None:
+            self.scope.pop(FRAME_SINK_KEY, None)  # type: ignore[misc]
 
     def start_keepalive(self) -> None:
         # Called once, right after the accepting response was sent: the response is not needed again.

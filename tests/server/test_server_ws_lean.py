@@ -13,6 +13,7 @@ from uvicorn.config import Config
 from uvicorn.server import ServerState
 from websockets.frames import Frame, Opcode
 
+from dotfight.server.pages.wire import frame_sink_of, text_frame
 from dotfight.server.transport import LeanWebSocketProtocol, _Inbox, _Writable
 
 # As uvicorn's HTTP protocol hands an upgrade on: the request line and the headers, names in lower case.
@@ -151,3 +152,46 @@ def test_the_page_socket_entrance_refuses_and_serves_as_the_route_did(client: Te
     with client.websocket_connect("/api/pages/nosuchpage/ws") as unknown:
         unknown.send_json({"type": "hello", "version": 0})
         assert unknown.receive_json()["code"] == "not_found"
+
+
+async def test_a_frame_made_once_is_written_as_websockets_writes_it_while_the_socket_takes_it() -> None:
+    scopes: list[dict[str, Any]] = []
+    closing = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        assert (await receive())["type"] == "websocket.connect"
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.send", "text": '{"type":"ack"}'})
+        await closing.wait()
+        await send({"type": "websocket.close", "code": 1000})
+        await receive()
+
+    config = Config(app=app, ws=LeanWebSocketProtocol, ws_ping_interval=None, log_level="warning")
+    config.load()
+    protocol = LeanWebSocketProtocol(config=config, server_state=ServerState(), app_state={})
+    transport = FakeTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    assert protocol.write_frame(text_frame("early")) is False  # no handshake yet
+    protocol.data_received(HANDSHAKE)
+    await asyncio.sleep(0.05)
+    assert frame_sink_of(scopes[0]) is protocol
+    head, _, sent_by_websockets = bytes(transport.written).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101")
+    transport.written.clear()
+    # The same bytes websockets framed for the ASGI send, written at once.
+    assert protocol.write_frame(text_frame('{"type":"ack"}')) is True
+    assert bytes(transport.written) == sent_by_websockets
+    protocol.pause_writing()  # the transport's buffer is full: the caller must queue and wait
+    assert protocol.write_frame(text_frame("later")) is False
+    protocol.resume_writing()
+    assert protocol.write_frame(text_frame("later")) is True
+    closing.set()
+    await asyncio.sleep(0.05)
+    assert protocol.close_sent
+    written = bytes(transport.written)
+    assert protocol.write_frame(text_frame("after the close")) is False
+    assert bytes(transport.written) == written
+    protocol.connection_lost(None)
+    await asyncio.sleep(0.05)
+    assert frame_sink_of(scopes[0]) is None  # the scope no longer holds the protocol

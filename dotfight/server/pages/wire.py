@@ -1,13 +1,49 @@
-"""How a page's messages are serialised for its sockets: compact JSON (orjson), and the `{type: "events"}`
+"""How a page's messages are serialised for its sockets: compact JSON (orjson), the `{type: "events"}`
 message of an action, made once per action for every socket of the page on whichever process (the
-authority puts it in the action's notice to the other processes, pages/notice.py)."""
+authority puts it in the action's notice to the other processes, pages/notice.py), and the WebSocket
+frame that carries a message, made once for every socket it goes to (`text_frame`, `FrameSink`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import orjson
+from websockets.frames import Frame, Opcode
+
+# The key of a socket's `FrameSink` in its ASGI scope (put there by transport.LeanWebSocketProtocol).
+FRAME_SINK_KEY = "dotfight.frames"
+
+
+class FrameSink(Protocol):
+    """A socket that takes a whole WebSocket frame serialised beforehand (`text_frame`)."""
+
+    def write_frame(self, frame: bytes) -> bool:
+        """Writes `frame` now if the socket takes it now; False (nothing written) otherwise."""
+        ...
+
+
+def frame_sink_of(scope: Mapping[str, Any]) -> FrameSink | None:
+    """Returns the socket's `FrameSink` from its ASGI scope (None: a server that gives none, e.g. a
+    test client).
+
+    >>> frame_sink_of({}) is None
+    True
+    """
+    sink = scope.get(FRAME_SINK_KEY)
+    return sink if hasattr(sink, "write_frame") else None
+
+
+def text_frame(text: str) -> bytes:
+    """Serialises `text` as one whole, unmasked WebSocket text frame, as websockets' server side does
+    with no extension: the same bytes for every socket, so a message for a page's sockets is framed
+    once, not once per socket.
+
+    >>> text_frame('{"a":1}')
+    b'\\x81\\x07{"a":1}'
+    """
+    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False, extensions=[])
 
 
 def compact_json(message: dict[str, Any]) -> str:

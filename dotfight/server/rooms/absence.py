@@ -101,10 +101,10 @@ class RoomAbsence:
 
     def claim_at(self, presence: PresenceKey) -> float | None:
         """Returns when the side waiting may claim the win (None: the side to act is here, or it is over)."""
-        facts = self.facts(presence)
-        if facts is None:
-            return None
-        return claim_at(absent_since(facts.present, facts.moved_at, facts.left_at), self.grace_s)
+        actor = self.actor
+        if actor is None or held(presence, actor):
+            return None  # over, or the side to act is here (asked at every version: no facts built)
+        return claim_at(absent_since(False, self.moved_at, self.left_at.get(actor)), self.grace_s)
 
     def moved_on(self, presence: PresenceKey) -> bool:
         """Tells whether `claim_at` differs from what the sockets were told last."""

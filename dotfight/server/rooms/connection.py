@@ -4,7 +4,9 @@ action or presence change, for every socket of a page).
 Every connection has its own outgoing queue, drained by a writer task while it holds anything, so
 sending to a room is a non-blocking append: a commit can be told to every socket of its page at once,
 in version order, without waiting for a slow phone. A connection that lets its queue fill up is
-dropped; it resumes from its version.
+dropped; it resumes from its version. While nothing waits in its queue and the socket takes bytes (nearly
+always), a message's frame is written to the socket at once instead (`FrameSink`), framed once for all
+the sockets it goes to (`Room.broadcast`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
 
-from dotfight.server.pages.wire import compact_json
+from dotfight.server.pages.wire import FrameSink, compact_json, text_frame
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +44,27 @@ class Connection:
     Messages wait in a plain deque, sent by a task that runs only while there is something to send: a
     live page's sockets are idle nearly all the time, and a standing queue and task per socket cost
     memory (a few KB each) for nothing. The deque itself (0.6 KB, its first block) is made when a
-    message comes and let go once it is sent."""
+    message comes and let go once it is sent.
 
-    __slots__ = ("_outbox", "_queue_size", "_writer", "close_code", "close_reason", "seat", "websocket")
+    Under uvicorn (`transport.LeanWebSocketProtocol`) a message is not queued at all while the queue is
+    empty and the socket takes bytes: its frame is written at once, in the caller's turn of the loop
+    (no task, no ASGI `send`; the order is kept, since anything queued goes first)."""
 
-    def __init__(self, websocket: WebSocket, queue_size: int) -> None:
+    __slots__ = (
+        "_outbox",
+        "_queue_size",
+        "_sink",
+        "_writer",
+        "close_code",
+        "close_reason",
+        "seat",
+        "websocket",
+    )
+
+    def __init__(self, websocket: WebSocket, queue_size: int, sink: FrameSink | None = None) -> None:
         self.websocket = websocket
+        # Where frames are written at once (`wire.frame_sink_of` the socket's scope); None: always queued.
+        self._sink = sink
         self.seat: str | None = None
         self._outbox: deque[str] | None = None
         self._queue_size = queue_size
@@ -79,9 +96,15 @@ class Connection:
                 if not self._outbox:
                     self._outbox = None
 
-    def send(self, text: str) -> None:
-        """Queues a message; a connection too far behind is closed instead."""
+    def send(self, text: str, frame: bytes | None = None) -> None:
+        """Sends a message (`frame`: its WebSocket frame, `text_frame(text)`, when the caller made it
+        once for several sockets): written at once when nothing waits before it and the socket takes it,
+        else queued; a connection too far behind is closed instead."""
         if self.close_code is not None:
+            return
+        sink = self._sink
+        idle = self._outbox is None and self._writer is None  # nothing waits before this message
+        if sink is not None and idle and sink.write_frame(text_frame(text) if frame is None else frame):
             return
         if self._outbox is None:
             self._outbox = deque()

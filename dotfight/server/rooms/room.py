@@ -33,7 +33,7 @@ from dotfight.server.page_view import LoadedPage
 from dotfight.server.pages.authority import Applied, PageAuthority
 from dotfight.server.pages.errors import PageError
 from dotfight.server.pages.notice import HeardMove
-from dotfight.server.pages.wire import events_message
+from dotfight.server.pages.wire import events_message, text_frame
 from dotfight.server.rooms.absence import RoomAbsence
 from dotfight.server.rooms.connection import NOBODY, Connection, PresenceKey, presence_message
 from dotfight.store.records import StoreUnavailable
@@ -251,9 +251,10 @@ class Room:
             self.changed()
 
     def broadcast(self, text: str) -> None:
-        """Queues a serialised message for every connection here."""
+        """Sends a serialised message to every connection here, framed once for all of them."""
+        frame = text_frame(text)
         for connection in self.connections:
-            connection.send(text)
+            connection.send(text, frame)
 
     def close_all(self, message: dict[str, Any], code: int, reason: str = "") -> None:
         """Sends `message` to every connection here, then closes them with `code`."""

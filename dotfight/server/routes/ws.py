@@ -70,4 +70,4 @@ async def page_socket(scope: Scope, receive: Receive, send: Send, page_id: str) 
     # Nothing reads the handshake's headers after this, and the server keeps the scope for as long as
     # the socket lives: they are let go (a phone's handshake is a dozen headers, about 1 KB).
     scope["headers"] = []
-    await serve_page_socket(services, websocket, page_id)
+    await serve_page_socket(services, websocket, page_id, receive)
