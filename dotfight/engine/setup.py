@@ -11,6 +11,7 @@ from .actions import DrawBase, Position
 from .errors import IllegalAction
 from .geometry import Circle
 from .guards import require_actor, require_phase
+from .interning import shared_tuple, shared_view
 from .jotting import jot
 from .rules import RuleSet
 from .state import State, evolve, replace_soldiers
@@ -76,17 +77,25 @@ def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[S
     # Every page has the same ids (b1s1, b1s2 …): interned, a server's thousand pages share one copy.
     base_id = sys.intern(f"b{len(state.bases) + 1}")
     base = Base(base_id, side, x, y, r, rules.soldiers_per_base)
-    dots = jot(x, y, r, rules.soldiers_per_base, rules.dot_radius, flip=side == "red")
-    soldiers = tuple(
-        Soldier(sys.intern(f"{base_id}s{k + 1}"), side, sx, sy) for k, (sx, sy) in enumerate(dots)
-    )
-    state = evolve(state, bases=(*state.bases, base), soldiers=state.soldiers + soldiers)
+    # Pages that draw alike (every quick set-up of a preset) share the base, its jotted soldiers and
+    # the tuples of both, and so the soldiers' views while nobody has moved or been crossed out.
+    base, soldiers = shared_view(("jotted", base, rules.dot_radius), lambda: (base, _jotted(rules, base)))
+    bases = shared_tuple((*state.bases, base))
+    state = evolve(state, bases=bases, soldiers=shared_tuple(state.soldiers + soldiers))
     event: Event = {
         "type": "base_drawn",
         "base": {"id": base_id, "side": side, "x": x, "y": y, "r": r},
         "soldiers": [{"id": s.id, "x": s.x, "y": s.y} for s in soldiers],
     }
     return state, [event]
+
+
+def _jotted(rules: RuleSet, base: Base) -> tuple[Soldier, ...]:
+    """The base's soldiers, jotted in their fixed pattern (engine/jotting.py)."""
+    dots = jot(base.x, base.y, base.r, base.capacity, rules.dot_radius, flip=base.side == "red")
+    return tuple(
+        Soldier(sys.intern(f"{base.id}s{k + 1}"), base.side, sx, sy) for k, (sx, sy) in enumerate(dots)
+    )
 
 
 def _maybe_open_positioning(state: State, events: list[Event]) -> tuple[State, list[Event]]:

@@ -176,7 +176,7 @@ class Ink:
             "side": self.side,
             "kind": self.kind,
             "soldier": self.soldier,
-            "points": [[x, y] for x, y in self.points],
+            "points": list(map(list, self.points)),
             "power": self.power,
             "reach": self.reach,
         }
