@@ -295,6 +295,9 @@ _EARLIER_ARRAYS = "_earlier_arrays"
 _CACHES = (*_INDEX_CACHES, *_SOLDIER_CACHES, "arrays", _EARLIER_ARRAYS)
 
 
+_set_dict = object.__setattr__
+
+
 def evolve(state: State, **changes: Any) -> State:
     """Returns a copy of the state with the named fields changed (no validation: rules modules only).
 
@@ -303,10 +306,10 @@ def evolve(state: State, **changes: Any) -> State:
     paths' arrays, which the new state patches lazily (only for soldiers that are new objects) on
     first use.
     """
-    new = object.__new__(State)
-    new_dict = new.__dict__
-    new_dict.update(state.__dict__)  # the fields and the views (one C-level copy), then the changes
+    new_dict = state.__dict__.copy()  # the fields and the views (one C-level copy), then the changes
     new_dict.update(changes)
+    new = object.__new__(State)
+    _set_dict(new, "__dict__", new_dict)  # the frozen class's own __setattr__ refuses any name
     if len(new_dict) == len(_FIELD_NAMES):
         return new  # no view to carry
     if "bases" in changes:

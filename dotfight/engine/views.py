@@ -69,17 +69,17 @@ class BaseArrays:
 class Arrays:
     """Numpy and byte views of one state for the snipe and lunge hot paths.
 
-    `all_x`, `all_y` hold every circle's centre at once, bases first, then soldiers' dots (their squared
-    radii are the bases' views', `all_r2`). `home[j]` is the base whose wall encloses soldier j's centre
-    (bases never overlap), or `n_bases` when no wall does; `counted[j]` (0 or 1) tells whether he holds
-    that wall (`flick.holds`); `garrison[i]` counts base i's holders. `home` and `counted` are bytes (a
-    page in memory holds one byte a soldier for each, not a list's eight).
+    `centres` holds every circle's centre (x, y) as a row, bases first, then soldiers' dots (`all_x`
+    and `all_y` are its columns; their squared radii are the bases' views', `all_r2`). `home[j]` is the
+    base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall does;
+    `counted[j]` (0 or 1) tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base
+    i's holders. `home` and `counted` are bytes (a page in memory holds one byte a soldier for each, not
+    a list's eight).
     """
 
-    __slots__ = ("all_x", "all_y", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
+    __slots__ = ("centres", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
 
-    all_x: FloatArray
-    all_y: FloatArray
+    centres: FloatArray  # shape (circles, 2)
     n_bases: int
     home: bytes
     counted: bytes
@@ -87,6 +87,16 @@ class Arrays:
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
     fixed: BaseArrays  # the bases' views they were computed with
     men: tuple[tuple[str, ...], ...] | None  # `men_holding`, once asked
+
+    @property
+    def all_x(self) -> FloatArray:
+        """Every circle's centre x (bases, then soldiers): a column of `centres`."""
+        return self.centres[:, 0]
+
+    @property
+    def all_y(self) -> FloatArray:
+        """Every circle's centre y (bases, then soldiers): a column of `centres`."""
+        return self.centres[:, 1]
 
     @property
     def all_r2(self) -> FloatArray:
@@ -140,7 +150,7 @@ class Arrays:
         fixed, soldiers = self.fixed, self.described
         n_bases, r2s = fixed.n_bases, fixed.r2s
         met: list[tuple[int, float, float]] = []
-        for i in circles_near_line(self.all_x, self.all_y, fixed.near2, px, py, ux, uy):
+        for i in circles_near_line(self.centres, fixed.near2, px, py, ux, uy):
             if i >= n_bases:
                 target = soldiers[i - n_bases]
                 if not target.alive or target.side == side:
@@ -171,11 +181,11 @@ class Arrays:
         soldiers = new.described = state.soldiers
         fixed = new.fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
-        new.all_x = all_x = np.array(fixed.xs + [s.x for s in soldiers], dtype=np.float64)
-        new.all_y = all_y = np.array(fixed.ys + [s.y for s in soldiers], dtype=np.float64)
+        xy = (fixed.xs + [s.x for s in soldiers], fixed.ys + [s.y for s in soldiers])
+        new.centres = centres = np.array(xy, dtype=np.float64).T.copy()  # a row a circle
         home, counted, garrison = wall_holders(
-            all_x[n_bases:],
-            all_y[n_bases:],
+            centres[n_bases:, 0],
+            centres[n_bases:, 1],
             np.array(holder_codes(soldiers), dtype=np.int8),
             fixed.x,
             fixed.y,
@@ -205,12 +215,11 @@ class Arrays:
         new.described = state.soldiers
         new.fixed = fixed = self.fixed
         if not changed:  # views are never written after they are made, so they can be shared
-            new.all_x, new.all_y, new.home, new.counted = self.all_x, self.all_y, self.home, self.counted
+            new.centres, new.home, new.counted = self.centres, self.home, self.counted
             new.n_bases, new.garrison, new.men = self.n_bases, self.garrison, self.men
             return new
         n_bases = new.n_bases = fixed.n_bases
-        new.all_x = all_x = self.all_x.copy()
-        new.all_y = all_y = self.all_y.copy()
+        new.centres = centres = self.centres.copy()
         home = bytearray(self.home)
         counted = bytearray(self.counted)
         garrison = new.garrison = list(self.garrison)
@@ -219,8 +228,7 @@ class Arrays:
             soldier = state.soldiers[j]
             if counted[j]:
                 garrison[home[j]] -= 1
-            all_x[n_bases + j] = soldier.x
-            all_y[n_bases + j] = soldier.y
+            centres[n_bases + j] = soldier.x, soldier.y
             home[j] = wall = enclosing_wall(state, soldier.x, soldier.y)
             # `holds`, for the wall known to enclose him: he stands, for that wall's side.
             held = wall < n_bases and standing(soldier, bases[wall].side)
