@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from array import array
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -73,16 +74,16 @@ class Arrays:
     and `all_y` are its columns; their squared radii are the bases' views', `all_r2`). `home[j]` is the
     base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall does;
     `counted[j]` (0 or 1) tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base
-    i's holders. `home` and `counted` are bytes (a page in memory holds one byte a soldier for each, not
-    a list's eight).
+    i's holders. `home` and `counted` are arrays of bytes (`array("B")`: a page in memory holds one byte
+    a soldier for each, not a list's eight; they index, iterate and convert to numpy like lists).
     """
 
     __slots__ = ("centres", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
 
     centres: FloatArray  # shape (circles, 2)
     n_bases: int
-    home: bytes
-    counted: bytes
+    home: array[int]
+    counted: array[int]
     garrison: list[int]
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
     fixed: BaseArrays  # the bases' views they were computed with
@@ -192,8 +193,8 @@ class Arrays:
             fixed.r2,
             fixed.code,
         )
-        new.home = home.astype(np.uint8).tobytes()  # at most 16 bases (RuleSet's limits)
-        new.counted = counted.tobytes()
+        new.home = array("B", home.astype(np.uint8).tobytes())  # at most 16 bases (RuleSet's limits)
+        new.counted = array("B", counted.tobytes())
         new.garrison = garrison.tolist()
         new.men = None
         return new
@@ -220,8 +221,8 @@ class Arrays:
             return new
         n_bases = new.n_bases = fixed.n_bases
         new.centres = centres = self.centres.copy()
-        home = bytearray(self.home)
-        counted = bytearray(self.counted)
+        home = new.home = array("B", self.home)
+        counted = new.counted = array("B", self.counted)
         garrison = new.garrison = list(self.garrison)
         bases = state.bases
         for j in changed:
@@ -235,7 +236,6 @@ class Arrays:
             counted[j] = held
             if held:
                 garrison[wall] += 1
-        new.home, new.counted = bytes(home), bytes(counted)
         new.men = None
         return new
 
