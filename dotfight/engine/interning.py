@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 from .rules import RuleSet
 
 # The layouts (and rule sets) kept: far more than the presets a server sees at once (a quick set-up
-# keeps a dozen entries: its bases and soldiers as each base is drawn, and the last ones' views).
-SHARED_LAYOUTS = 256
+# keeps a dozen entries: its rules, indexes and bases' views, each base with its jotted soldiers, the
+# tuples of both and their views).
+SHARED_LAYOUTS = 128
 
 _shared_views: dict[tuple[Any, ...], Any] = {}
 _shared_lock = threading.Lock()

@@ -19,7 +19,7 @@ from .reducer import chain_allows, check_action
 from .setup import first_overlaps, stand_refusal
 from .state import State
 from .turns import stop_allowed, stop_ends_turn
-from .values import Side, Soldier, side_index
+from .values import Side, Soldier
 
 
 def refusal(state: State, side: object, action: object) -> EngineError | None:
@@ -137,7 +137,9 @@ def flickable(state: State, side: Side) -> list[str]:
             return []
         return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
     # Everyone `standing` accepts: the roster the state keeps (asked once per soldiers, not per call).
-    return list(state.roster.standing[side_index(side)])
+    # Unpacked, not list(): a list built from the interpreter's free list does not add to the young
+    # generation's count (the collector runs less often).
+    return [*state.roster.standing(side)]
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
@@ -190,7 +192,7 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     # Standing men outside the walls count too, but only where a send might take all but one of them.
     standing_men = holders
     if must_leave_one and holders <= send_max:
-        standing_men = len(state.roster.standing[side_index(side)])
+        standing_men = len(state.roster.standing(side))
         if standing_men < 2:
             return none  # whoever walked, nobody would be left to make the flick this turn owes
     bases = state.bases
@@ -199,11 +201,11 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     most = 0
     for i in own:
         inside = men[i]
-        walkers = [man for man in inside if man != lunger] if lunger in inside else list(inside)
+        walkers = [man for man in inside if man != lunger] if lunger in inside else [*inside]
         if not walkers:
             continue
         source = bases[i].id
-        routes[source] = list(walls.routes[i])
+        routes[source] = [*walls.routes[i]]
         may_walk[source] = walkers
         # The largest send from here: the lunger (if inside) would be named last and may not walk, and
         # with flicks owed one standing man stays behind.

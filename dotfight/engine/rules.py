@@ -198,7 +198,7 @@ class RuleSet:
         >>> RuleSet.from_json(json.loads(json.dumps(data))) == rules
         True
         """
-        return dict(self._json)  # a copy: callers may write theirs
+        return {**self._json}  # a copy: callers may write theirs
 
     @cached_property
     def _json(self) -> dict[str, Any]:

@@ -72,16 +72,18 @@ def check_placement(rules: RuleSet, bases: Sequence[Base], side: Side, x: float,
             )
 
 
-def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[State, list[Event]]:
+def _add_base(
+    state: State, side: Side, x: float, y: float, r: float, shared: bool = False
+) -> tuple[State, list[Event]]:
     rules = state.rules
     # Every page has the same ids (b1s1, b1s2 …): interned, a server's thousand pages share one copy.
     base_id = sys.intern(f"b{len(state.bases) + 1}")
     base = Base(base_id, side, x, y, r, rules.soldiers_per_base)
-    # Pages that draw alike (every quick set-up of a preset) share the base, its jotted soldiers and
-    # the tuples of both, and so the soldiers' views while nobody has moved or been crossed out.
-    base, soldiers = shared_view(("jotted", base, rules.dot_radius), lambda: (base, _jotted(rules, base)))
-    bases = shared_tuple((*state.bases, base))
-    state = evolve(state, bases=bases, soldiers=shared_tuple(state.soldiers + soldiers))
+    if shared:  # a quick set-up's: the base and its jotted soldiers as every page of the preset has them
+        base, soldiers = shared_view(("jotted", base, rules.dot_radius), lambda: (base, _jotted(rules, base)))
+    else:  # drawn by hand: no other page is likely to draw just this
+        soldiers = _jotted(rules, base)
+    state = evolve(state, bases=(*state.bases, base), soldiers=state.soldiers + soldiers)
     event: Event = {
         "type": "base_drawn",
         "base": {"id": base_id, "side": side, "x": x, "y": y, "r": r},
@@ -136,8 +138,11 @@ def quick_setup(state: State, side: Side) -> tuple[State, list[Event]]:
     positioning. Only before any base is drawn, by the side to draw."""
     events: list[Event] = []
     for owner, x, y, r in check_quick_setup(state, side):
-        state, drawn = _add_base(state, owner, x, y, r)
+        state, drawn = _add_base(state, owner, x, y, r, shared=True)
         events.extend(drawn)
+    # Every quick set-up of a preset shares its bases and soldiers, and so the soldiers' views while
+    # nobody has moved or been crossed out (interning.py): a server's fresh pages hold one copy.
+    state = evolve(state, bases=shared_tuple(state.bases), soldiers=shared_tuple(state.soldiers))
     return _maybe_open_positioning(state, events)
 
 

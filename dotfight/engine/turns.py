@@ -7,7 +7,7 @@ from .flick import flicks_granted, in_last_stand
 from .guards import require_actor, require_phase
 from .send import arrive
 from .state import State, evolve
-from .values import Event, Side, Turn, other_side, side_index
+from .values import Event, Side, Turn, other_side
 from .winning import end_page, game_over_event, phase_over_event
 
 
@@ -18,7 +18,7 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
         events.append(phase_over_event())
         return state, events
     rules = state.rules
-    last_stand = in_last_stand(rules, state.roster.living[side_index(side)])
+    last_stand = in_last_stand(rules, state.roster.living(side))
     flicks = flicks_granted(rules, last_stand)
     number = 1 if state.turn is None else state.turn.number + 1
     state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))
@@ -56,7 +56,7 @@ def turn_is_spent(state: State) -> bool:
 def _no_flick_left(state: State, side: Side, flicks_left: int) -> bool:
     """Whether a turn of `side` in play with no chain pending and `flicks_left` flicks is over: none is
     left, or nobody stands to make them (the stop's question too, asked without making its turn)."""
-    return state.phase == "play" and (flicks_left <= 0 or not state.roster.standing[side_index(side)])
+    return state.phase == "play" and (flicks_left <= 0 or not state.roster.anyone_standing(side))
 
 
 def stop(state: State, side: Side) -> tuple[State, list[Event]]:

@@ -209,7 +209,7 @@ class Ink:
             "side": self.side,
             "kind": self.kind,
             "soldier": self.soldier,
-            "points": list(map(list, self.points)),
+            "points": [[x, y] for x, y in self.points],
             "power": self.power,
             "reach": self.reach,
         }

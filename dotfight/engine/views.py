@@ -241,27 +241,44 @@ class Arrays:
 
 
 class Roster:
-    """Who stands and how many live on each side (blue's, red's), in page order: what the turn's start
-    and its options ask of every state. Derived from the soldiers alone, so a state keeps its
-    predecessor's while the soldiers stay (`State.roster`).
+    """Who stands and how many live on each side, in page order: what the turn's start and its options
+    ask of every state. Derived from the soldiers alone and worked out per side on first ask, so a state
+    keeps its predecessor's while the soldiers stay (`State.roster`) and pays only for the sides asked.
     """
 
-    __slots__ = ("living", "standing")
-
-    living: tuple[int, int]
-    standing: tuple[tuple[str, ...], tuple[str, ...]]  # the ids of the side's men `guards.standing` accepts
+    __slots__ = ("_living", "_standing", "soldiers")
 
     def __init__(self, soldiers: tuple[Soldier, ...]) -> None:
-        standing_men: tuple[list[str], list[str]] = ([], [])
-        living = [0, 0]
-        for soldier in soldiers:
-            if soldier.alive:
-                k = side_index(soldier.side)
-                living[k] += 1
-                if standing(soldier, soldier.side):
-                    standing_men[k].append(soldier.id)
-        self.living = (living[0], living[1])
-        self.standing = (tuple(standing_men[0]), tuple(standing_men[1]))
+        self.soldiers = soldiers
+        self._standing: list[tuple[str, ...] | None] = [None, None]  # blue's, red's, once asked
+        self._living: list[int | None] = [None, None]
+
+    def standing(self, side: Side) -> tuple[str, ...]:
+        """The ids of the side's men `guards.standing` accepts (who may flick in its turn)."""
+        k = side_index(side)
+        ids = self._standing[k]
+        if ids is None:
+            # The other side's men are passed over before `standing` is asked (it would refuse them).
+            ids = self._standing[k] = tuple(
+                [s.id for s in self.soldiers if s.side == side and standing(s, side)]
+            )
+        return ids
+
+    def anyone_standing(self, side: Side) -> bool:
+        """Tells whether any man of the side stands: `standing`'s answer when known, else the first
+        standing man found (a turn's end asks it of a state whose soldiers just changed)."""
+        ids = self._standing[side_index(side)]
+        if ids is not None:
+            return bool(ids)
+        return any(s.side == side and standing(s, side) for s in self.soldiers)
+
+    def living(self, side: Side) -> int:
+        """How many of the side's men live (on the road included)."""
+        k = side_index(side)
+        count = self._living[k]
+        if count is None:
+            count = self._living[k] = len([1 for s in self.soldiers if s.alive and s.side == side])
+        return count
 
 
 def enclosing_wall(state: State, x: float, y: float) -> int:
