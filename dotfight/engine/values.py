@@ -34,8 +34,11 @@ def quick_init(cls: type[_Value]) -> type[_Value]:
     >>> Chain("b1s1", 2, 1) == Chain(soldier="b1s1", credits=2, link=1), Turn("blue", 1, 1).sent
     (True, False)
     """
-    names = [field.name for field in fields(cls)]  # type: ignore[arg-type]
-    defaults = {f.name: f.default for f in fields(cls) if f.default is not MISSING}  # type: ignore[arg-type]
+    declared = fields(cls)  # type: ignore[arg-type]
+    if hasattr(cls, "__post_init__") or any(f.default_factory is not MISSING for f in declared):
+        raise TypeError(f"{cls.__name__}: quick_init makes plain fields only")
+    names = [field.name for field in declared]
+    defaults = {f.name: f.default for f in declared if f.default is not MISSING}
     namespace: dict[str, Any] = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
     namespace.update({f"_default_{name}": value for name, value in defaults.items()})
     params = ", ".join(f"{name}=_default_{name}" if name in defaults else name for name in names)
