@@ -12,6 +12,13 @@ collector's young-generation count grows by them: the new state's parts, the eve
 checkpoint, which the server holds until they are sent and stored), and a digest of every outcome
 (events, options, checkpoints) that must not change with a speed-up.
 
+Then the server's whole per-action path (issue 22): `apply`, `with_cross_sides` of the events, the new
+turn's options on the last of them (`events_on_the_wire`), and the checkpoint's JSON text (`State.to_json`
+written by orjson, as the store does) at the server's own interval (`checkpoint_interval`) and at the end;
+over the same soft snipes and over all moves. And the memory a page's state holds of its own
+(tracemalloc, 200 pages): a quick page set up and joined (its first turn's options asked), and the same
+pages after 20 soft snipes each.
+
 Then builds a mid-game Classic page (4 × 8 a side: 64 soldiers, 8 bases, standard rules with randomness
 on, some ink already drawn) and times `resolve_snipe` and `resolve_lunge` call by call over many varied
 flicks (random shooter, aim and power), printing the median and p90 in microseconds in three situations:
@@ -80,6 +87,7 @@ from dotfight.engine import (  # noqa: E402
     resolve_snipe,
     turn_options,
 )
+from dotfight.engine.query import with_cross_sides  # noqa: E402
 from dotfight.engine.state import evolve_soldiers  # noqa: E402
 from tests.engine.strategies import legal_action, play_page  # noqa: E402
 
@@ -476,6 +484,116 @@ def bench_server_sequence(rounds: int) -> None:
         )
 
 
+# ---- the server's whole per-action path, and a page's memory (issue 22) ------------------------------
+
+
+def checkpoint_every(state: State) -> int:
+    """The server's checkpoint interval at `state` (`checkpoint_interval`; 16 in a tree without it)."""
+    try:
+        from dotfight.server.pages.authority import checkpoint_interval
+    except ImportError:
+        return 16
+    return checkpoint_interval(state)
+
+
+def json_text(value: Any) -> bytes:
+    """The checkpoint's text as the store writes it: orjson, or stdlib json where orjson is missing."""
+    try:
+        import orjson
+    except ImportError:
+        return json.dumps(value, separators=(",", ":")).encode()
+    return orjson.dumps(value)
+
+
+def server_path(state: State, side: str, action: Any) -> tuple[State, list[dict[str, Any]], bytes | None]:
+    """One action as the server's event loop works it: `apply`, the events on the wire (crosses coloured,
+    the new turn's options on the last, page_view.events_on_the_wire) and the checkpoint's JSON text at
+    the server's interval and at the end (authority.checkpoint_of, then the store's orjson)."""
+    state, events = apply(state, side, action)
+    sent = with_cross_sides(state, events)
+    if sent:
+        sent[-1] = {**sent[-1], "options": turn_options(state)}
+    keep = state.version % checkpoint_every(state) == 0 or state.phase == "over"
+    return state, sent, json_text(state.to_json()) if keep else None
+
+
+def time_server_path(sequences: list[Sequence], rounds: int) -> dict[str, float]:
+    """Returns, per group and for all moves, the median over `rounds` of µs per action of `server_path`
+    (the collector off while timing)."""
+    clock = time.perf_counter_ns
+    per_round: dict[str, list[float]] = {}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            spent: dict[str, list[int]] = {}
+            for sequence in sequences:
+                state = sequence.start()
+                tally = spent.setdefault(sequence.group, [0, 0])
+                for side, action in sequence.moves:
+                    start = clock()
+                    state, _, _ = server_path(state, side, action)
+                    tally[0] += clock() - start
+                    tally[1] += 1
+            spent["all moves"] = [sum(t[0] for t in spent.values()), sum(t[1] for t in spent.values())]
+            for group, (ns, moves) in spent.items():
+                per_round.setdefault(group, []).append(ns / 1000.0 / moves)
+            gc.collect()
+    finally:
+        gc.enable()
+    return {group: statistics.median(values) for group, values in per_round.items()}
+
+
+def page_memory(pages: int = 200, snipes: int = 20) -> tuple[float, float]:
+    """Returns the KB a quick page's state holds of its own (tracemalloc): set up and joined (its first
+    turn's options asked, as a join's snapshot does), and after `snipes` soft snipes on the wire path."""
+    rules = RuleSet.preset("quick")
+
+    def joined(seed: int) -> State:
+        state = new_page(rules, seed)
+        for side, kind in (("blue", "quick_setup"), ("blue", "ready"), ("red", "ready")):
+            state, _ = apply(state, side, {"type": kind})
+        turn_options(state)
+        return state
+
+    def played(seed: int) -> State:
+        state = joined(seed)
+        for side, action in soft_snipe_moves(state, snipes):
+            state, _, _ = server_path(state, side, action)
+        return state
+
+    figures = []
+    for make in (joined, played):
+        make(pages)  # whatever pages share is made outside the measurement
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            kept = [make(seed) for seed in range(pages)]
+            gc.collect()
+            figures.append((tracemalloc.get_traced_memory()[0] - before) / len(kept) / 1024)
+        finally:
+            tracemalloc.stop()
+        del kept
+    return figures[0], figures[1]
+
+
+def bench_server_path(rounds: int) -> None:
+    """Prints µs per action of the server's whole per-action path, and a page's memory."""
+    sequences = server_sequences()
+    timings = time_server_path(sequences, rounds)
+    joined_kb, played_kb = page_memory()
+    print(
+        f"server's per-action path (apply → with_cross_sides → turn_options → checkpoint JSON at the "
+        f"server's interval), median of {rounds} rounds, µs per action"
+    )
+    print(
+        f"  path  soft snipes {timings['soft snipes']:6.1f} µs   "
+        f"real pages {timings['real pages']:6.1f} µs   all moves {timings['all moves']:6.1f} µs"
+    )
+    print(f"  page memory  joined {joined_kb:5.2f} KB   after 20 soft snipes {played_kb:5.2f} KB")
+
+
 FIGURE = re.compile(
     r"^\s*(?P<kind>snipe|lunge)\s+opened\s+(?P<opened>[\d.]+).*?next\s+(?P<next>[\d.]+).*?warm\s+(?P<warm>[\d.]+)"
 )
@@ -488,6 +606,16 @@ SEQUENCE = re.compile(
     r"\s+containers\s+(?P<containers>[\d.]+)\s+state\s+(?P<state>[\d.]+) KB"
 )
 DIGEST = re.compile(r"outcomes digest (?P<digest>[0-9a-f]+)")
+SERVER_PATH = re.compile(
+    r"^\s*path\s+soft snipes\s+(?P<soft>[\d.]+) µs\s+real pages\s+(?P<real>[\d.]+) µs\s+"
+    r"all moves\s+(?P<all>[\d.]+) µs"
+)
+MEMORY = re.compile(
+    r"^\s*page memory\s+joined\s+(?P<joined>[\d.]+) KB\s+after 20 soft snipes\s+(?P<played>[\d.]+) KB"
+)
+
+
+PATH_GROUPS = (("soft", "soft snipes"), ("real", "real pages"), ("all", "all moves"))
 
 
 def run_against(
@@ -531,6 +659,12 @@ def run_against(
                     figures.setdefault(name, []).append(float(match["containers"]))
                     name = f"server move, {match['group']}: state held (KB)"
                     figures.setdefault(name, []).append(float(match["state"]))
+                elif match := SERVER_PATH.match(line):
+                    for group, name in PATH_GROUPS:
+                        figures.setdefault(f"server path, {name} (µs)", []).append(float(match[group]))
+                elif match := MEMORY.match(line):
+                    figures.setdefault("page memory, joined (KB)", []).append(float(match["joined"]))
+                    figures.setdefault("page memory, 20 soft snipes (KB)", []).append(float(match["played"]))
                 if match := DIGEST.search(line):
                     digests[which].add(match["digest"])
     print(f"{rounds} interleaved rounds, median of each figure; ratio = this / that")
@@ -599,6 +733,7 @@ def main() -> None:
         return
     if args.only_sequence:
         bench_server_sequence(args.sequence_rounds)
+        bench_server_path(args.sequence_rounds)
         return
     state = mid_game_classic()
     if args.profile:
@@ -606,6 +741,7 @@ def main() -> None:
         profile_replay(args.pages)
         return
     bench_server_sequence(args.sequence_rounds)
+    bench_server_path(args.sequence_rounds)
     bench_resolution(state, args.calls)
     bench_questions(args.calls)
     bench_pages(args.pages)

@@ -1,9 +1,13 @@
-"""One copy of what pages set up alike share: their rules, their id indexes and their bases' views.
+"""One copy of what pages set up alike share: their rules, their id indexes and their bases' views, and
+the bases and soldiers a set-up draws and jots, with the views of those soldiers.
 
 Every quick set-up of a preset gives the same bases, the same ids and the same rules, so a process that
 holds many pages (the server holds thousands) would hold the same dictionaries and arrays once per page:
-about 4 KB a page (issue 12). `shared_view` keeps the layouts seen last and hands every page the copy
-already made.
+about 4 KB a page (issue 12), and the jotted soldiers with their views (their objects, their coordinates,
+the hot paths' arrays and the roster) about 9 KB more until the first of them is crossed out or moved
+(issue 22). `shared_view` keeps the layouts seen last and hands every page the copy already made;
+`shared_tuple` does the same for a tuple of shared pieces, and `view_of_shared` keeps the views of such a
+tuple beside it.
 
 Why this stays inside the pure engine (docs/ARCHITECTURE.md, "What the engine keeps between calls"):
 it changes no answer and no value — a shared view is equal to the one the page would build itself, and
@@ -22,13 +26,16 @@ from typing import Any, TypeVar
 
 from .rules import RuleSet
 
-# The layouts (and rule sets) kept: far more than the presets a server sees at once.
-SHARED_LAYOUTS = 64
+# The layouts (and rule sets) kept: far more than the presets a server sees at once (a quick set-up
+# keeps a dozen entries: its rules, indexes and bases' views, each base with its jotted soldiers, the
+# tuples of both and their views).
+SHARED_LAYOUTS = 128
 
 _shared_views: dict[tuple[Any, ...], Any] = {}
 _shared_lock = threading.Lock()
 
 _View = TypeVar("_View")
+_Item = TypeVar("_Item")
 
 
 def shared_view(key: tuple[Any, ...], make: Callable[[], _View]) -> _View:
@@ -56,3 +63,44 @@ def shared_rules(rules: RuleSet) -> RuleSet:
     True
     """
     return shared_view(("rules", rules), lambda: rules)
+
+
+def shared_tuple(items: tuple[_Item, ...]) -> tuple[_Item, ...]:
+    """Returns the tuple kept of these very objects (the shared pieces of a set-up: its bases, its jotted
+    soldiers), or keeps this one. Keyed by the members' identities, which cost nothing to hash: while the
+    kept tuple holds its members, no other object can have their ids.
+
+    >>> first = shared_view(("example", 2), lambda: object())
+    >>> shared_tuple((first, first)) is shared_tuple((first, first))
+    True
+    """
+    kept = shared_view(("tuple", *map(id, items)), lambda: items)
+    if kept is items:
+        # A tuple kept anew gets the room for its views: looked up by the tuple's own id.
+        shared_view(("views of", id(items)), lambda: (items, {}))
+    return kept
+
+
+def view_of_shared(items: tuple[Any, ...], name: tuple[Any, ...], make: Callable[[], _View]) -> _View:
+    """Returns the view `name` of a tuple `shared_tuple` keeps (made once and kept with it), or, for any
+    other tuple, makes it. The view must never be written: every page holding the tuple shares it; the
+    objects `name` names by id must be held by the view (so their ids stay theirs).
+
+    >>> soldiers = shared_tuple((shared_view(("example", 3), lambda: object()),))
+    >>> view_of_shared(soldiers, ("count",), lambda: [1]) is view_of_shared(soldiers, ("count",), list)
+    True
+    >>> view_of_shared((object(),), ("count",), lambda: [1]) is view_of_shared((), ("count",), list)
+    False
+    """
+    key = ("views of", id(items))
+    with _shared_lock:
+        entry = _shared_views.pop(key, None)
+        if entry is not None:
+            _shared_views[key] = entry  # the most recent last
+    if entry is None or entry[0] is not items:
+        return make()
+    views: dict[tuple[Any, ...], Any] = entry[1]
+    view: _View | None = views.get(name)
+    if view is None:
+        view = views.setdefault(name, make())  # two threads may make it: one copy is kept
+    return view

@@ -8,7 +8,6 @@ so the bot, the lab, the server and the browser (through the server) never re-de
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,9 +136,10 @@ def flickable(state: State, side: Side) -> list[str]:
         if index is None or not standing(state.soldiers[index], side):
             return []
         return [chain.soldier] if chain_allows(state, chain.soldier, "lunge") else []
-    # The other side's men are passed over before `standing` is asked (it would refuse them too): half
-    # the calls on the question turn_options asks after every move.
-    return [s.id for s in state.soldiers if s.side == side and standing(s, side)]
+    # Everyone `standing` accepts: the roster the state keeps (asked once per soldiers, not per call).
+    # Unpacked, not list(): a list built from the interpreter's free list does not add to the young
+    # generation's count (the collector runs less often).
+    return [*state.roster.standing(side)]
 
 
 def send_options(state: State, side: Side) -> dict[str, Any]:
@@ -177,28 +177,22 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     turn = state.turn
     assert turn is not None
     send_max = state.rules.send_max
-    own = [i for i, base in enumerate(state.bases) if base.side == side]
+    walls = state.base_arrays
+    own = walls.own[side]
     if turn.sent or send_max < 1 or len(own) < 2:
         return none  # already sent, no send size allowed, or nowhere else to walk to
     chain = turn.chain
     lunger = chain.soldier if chain is not None else None
-    # Who stands in which own base: `home` is the first wall enclosing each soldier, as `base_at` finds,
-    # and `counted` tells that he holds it (standing, and the wall is his side's): own walls, own men.
-    # (Worked out per call, not kept with the views: a page in memory would hold them, ≈ 1 KB.)
-    arrays = state.arrays
-    home, soldiers = arrays.home, state.soldiers
-    men: dict[int, list[str]] = {i: [] for i in own}
-    holders = 0
-    for j in itertools.compress(range(len(soldiers)), arrays.counted):
-        inside = men.get(home[j])
-        if inside is not None:
-            inside.append(soldiers[j].id)
-            holders += 1
+    # Who stands in which own base: the holders of each wall (`home` is the first wall enclosing each
+    # soldier, as `base_at` finds, and `counted` that he holds it: standing, and the wall is his
+    # side's), kept with the views while the soldiers stay.
+    men = state.arrays.men_holding()
+    holders = sum(len(men[i]) for i in own)
     must_leave_one = chain is None and turn.flicks_left > 0
     # Standing men outside the walls count too, but only where a send might take all but one of them.
     standing_men = holders
     if must_leave_one and holders <= send_max:
-        standing_men = sum(1 for s in soldiers if standing(s, side))
+        standing_men = len(state.roster.standing(side))
         if standing_men < 2:
             return none  # whoever walked, nobody would be left to make the flick this turn owes
     bases = state.bases
@@ -206,11 +200,12 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     may_walk: dict[str, list[str]] = {}
     most = 0
     for i in own:
-        walkers = [man for man in men[i] if man != lunger]
+        inside = men[i]
+        walkers = [man for man in inside if man != lunger] if lunger in inside else [*inside]
         if not walkers:
             continue
         source = bases[i].id
-        routes[source] = [bases[k].id for k in own if k != i]
+        routes[source] = [*walls.routes[i]]
         may_walk[source] = walkers
         # The largest send from here: the lunger (if inside) would be named last and may not walk, and
         # with flicks owed one standing man stays behind.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any, overload
 
 from .errors import RuleSetError, quoted
@@ -134,7 +135,7 @@ class RuleSet:
             object.__setattr__(self, field.name, _coerce(field.name, value))
         _check(self)
 
-    @property
+    @cached_property  # asked several times a flick; a RuleSet never changes
     def diagonal(self) -> float:
         """The longest line on the page, `D = hypot(page_width, page_height)`.
 
@@ -197,6 +198,11 @@ class RuleSet:
         >>> RuleSet.from_json(json.loads(json.dumps(data))) == rules
         True
         """
+        return {**self._json}  # a copy: callers may write theirs
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
+        """`to_json`'s fields, worked out once (every checkpoint of every page writes them)."""
         return {name: getattr(self, attribute) for name, attribute in _JSON_NAMES}
 
     @classmethod

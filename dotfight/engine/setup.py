@@ -11,6 +11,7 @@ from .actions import DrawBase, Position
 from .errors import IllegalAction
 from .geometry import Circle
 from .guards import require_actor, require_phase
+from .interning import shared_tuple, shared_view
 from .jotting import jot
 from .rules import RuleSet
 from .state import State, evolve, replace_soldiers
@@ -71,15 +72,17 @@ def check_placement(rules: RuleSet, bases: Sequence[Base], side: Side, x: float,
             )
 
 
-def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[State, list[Event]]:
+def _add_base(
+    state: State, side: Side, x: float, y: float, r: float, shared: bool = False
+) -> tuple[State, list[Event]]:
     rules = state.rules
     # Every page has the same ids (b1s1, b1s2 …): interned, a server's thousand pages share one copy.
     base_id = sys.intern(f"b{len(state.bases) + 1}")
     base = Base(base_id, side, x, y, r, rules.soldiers_per_base)
-    dots = jot(x, y, r, rules.soldiers_per_base, rules.dot_radius, flip=side == "red")
-    soldiers = tuple(
-        Soldier(sys.intern(f"{base_id}s{k + 1}"), side, sx, sy) for k, (sx, sy) in enumerate(dots)
-    )
+    if shared:  # a quick set-up's: the base and its jotted soldiers as every page of the preset has them
+        base, soldiers = shared_view(("jotted", base, rules.dot_radius), lambda: (base, _jotted(rules, base)))
+    else:  # drawn by hand: no other page is likely to draw just this
+        soldiers = _jotted(rules, base)
     state = evolve(state, bases=(*state.bases, base), soldiers=state.soldiers + soldiers)
     event: Event = {
         "type": "base_drawn",
@@ -87,6 +90,14 @@ def _add_base(state: State, side: Side, x: float, y: float, r: float) -> tuple[S
         "soldiers": [{"id": s.id, "x": s.x, "y": s.y} for s in soldiers],
     }
     return state, [event]
+
+
+def _jotted(rules: RuleSet, base: Base) -> tuple[Soldier, ...]:
+    """The base's soldiers, jotted in their fixed pattern (engine/jotting.py)."""
+    dots = jot(base.x, base.y, base.r, base.capacity, rules.dot_radius, flip=base.side == "red")
+    return tuple(
+        Soldier(sys.intern(f"{base.id}s{k + 1}"), base.side, sx, sy) for k, (sx, sy) in enumerate(dots)
+    )
 
 
 def _maybe_open_positioning(state: State, events: list[Event]) -> tuple[State, list[Event]]:
@@ -127,8 +138,11 @@ def quick_setup(state: State, side: Side) -> tuple[State, list[Event]]:
     positioning. Only before any base is drawn, by the side to draw."""
     events: list[Event] = []
     for owner, x, y, r in check_quick_setup(state, side):
-        state, drawn = _add_base(state, owner, x, y, r)
+        state, drawn = _add_base(state, owner, x, y, r, shared=True)
         events.extend(drawn)
+    # Every quick set-up of a preset shares its bases and soldiers, and so the soldiers' views while
+    # nobody has moved or been crossed out (interning.py): a server's fresh pages hold one copy.
+    state = evolve(state, bases=shared_tuple(state.bases), soldiers=shared_tuple(state.soldiers))
     return _maybe_open_positioning(state, events)
 
 

@@ -68,7 +68,7 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     found.sort()
 
     bases = state.bases
-    garrison = list(arrays.garrison)
+    garrison = arrays.garrison  # copied before the first man is struck (his wall loses a holder)
     at_back = arrays.home[index]  # the wall at your back: leaving the base he stands in is free
     enemy = other_side(side)
     over = state.phase == "over"
@@ -77,7 +77,7 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
     keep_after_man = 1.0 - man_loss(rules)
     updates: dict[int, Soldier] = {}
     along: list[Event] = []
-    cross = Cross(soldier_id, "snipe", side)
+    cross: Cross | None = None  # made for the first man struck (most snipes strike nobody)
     for distance, kind, i in found:
         step = distance - travelled
         if step > remaining:
@@ -92,6 +92,9 @@ def resolve_snipe(state: State, soldier_id: str, vector: tuple[float, float]) ->
             remaining *= 1.0 - loss
             along.append({"type": "wall", "base": base.id, "at": at, "fullness": full, "loss": loss})
         else:
+            if cross is None:
+                cross = Cross(soldier_id, "snipe", side)
+                garrison = list(garrison)
             along.append(strike(soldiers, i - n_bases, cross, at, updates, arrays, garrison))
             remaining *= keep_after_man
             if not over and wiped_out(soldiers, enemy, updates):

@@ -18,11 +18,11 @@ from typing import Any
 from .codec import state_fields
 from .errors import quoted
 from .flick import fullness, holds
-from .interning import shared_rules, shared_view
+from .interning import shared_rules, shared_view, view_of_shared
 from .rng import check_seed, seed_to_hex
 from .rules import RuleSet
 from .values import SIDES, Base, Convoy, Ink, Phase, Side, Soldier, Turn
-from .views import Arrays, BaseArrays, enclosing_wall
+from .views import Arrays, BaseArrays, Roster, enclosing_wall
 
 __all__ = ["State", "evolve", "evolve_soldiers", "new_page", "replace_soldiers"]
 
@@ -84,7 +84,16 @@ class State:
         earlier: Arrays | None = self.__dict__.pop(_EARLIER_ARRAYS, None)
         if earlier is not None:
             return earlier.patched(self)
-        return Arrays.build(self)
+        # Pages set up alike share their soldiers until one moves or falls, and then these views too (the
+        # views hold the bases' views the key names).
+        base_arrays = self.base_arrays
+        return view_of_shared(self.soldiers, ("arrays", id(base_arrays)), lambda: Arrays.build(self))
+
+    @cached_property
+    def roster(self) -> Roster:
+        """Who stands and how many live on each side (engine/views.py `Roster`): kept by the later states
+        while the soldiers stay, so the turn's start and its options do not ask every soldier again."""
+        return view_of_shared(self.soldiers, ("roster",), lambda: Roster(self.soldiers))
 
     # ---- questions -----------------------------------------------------------------------------
 
@@ -277,11 +286,16 @@ class State:
 _FIELD_NAMES = frozenset(f.name for f in fields(State))
 # Caches that stay valid as long as the soldiers' and bases' ids do not change.
 _INDEX_CACHES = ("soldier_index", "base_index", "base_arrays")
+# Caches that stay valid as long as the soldiers tuple is the same.
+_SOLDIER_CACHES = ("roster",)
 # Instance-dictionary key of an earlier state's arrays, from which this state's are patched when first used.
 _EARLIER_ARRAYS = "_earlier_arrays"
 # Everything a state's dictionary may hold besides its fields (tests/engine/test_state_memory.py checks
 # that this names every cached view of State).
-_CACHES = (*_INDEX_CACHES, "arrays", _EARLIER_ARRAYS)
+_CACHES = (*_INDEX_CACHES, *_SOLDIER_CACHES, "arrays", _EARLIER_ARRAYS)
+
+
+_set_dict = object.__setattr__
 
 
 def evolve(state: State, **changes: Any) -> State:
@@ -292,16 +306,17 @@ def evolve(state: State, **changes: Any) -> State:
     paths' arrays, which the new state patches lazily (only for soldiers that are new objects) on
     first use.
     """
-    new = object.__new__(State)
-    new_dict = new.__dict__
-    new_dict.update(state.__dict__)  # the fields and the views (one C-level copy), then the changes
+    new_dict = state.__dict__.copy()  # the fields and the views (one C-level copy), then the changes
     new_dict.update(changes)
+    new = object.__new__(State)
+    _set_dict(new, "__dict__", new_dict)  # the frozen class's own __setattr__ refuses any name
     if len(new_dict) == len(_FIELD_NAMES):
         return new  # no view to carry
     if "bases" in changes:
         for cache in _CACHES:
             new_dict.pop(cache, None)
     elif "soldiers" in changes:
+        new_dict.pop("roster", None)
         arrays = new_dict.pop("arrays", None)
         if arrays is not None:
             new_dict[_EARLIER_ARRAYS] = arrays

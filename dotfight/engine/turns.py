@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import GAME_OVER, IllegalAction
 from .flick import flicks_granted, in_last_stand
-from .guards import require_actor, require_phase, standing
+from .guards import require_actor, require_phase
 from .send import arrive
 from .state import State, evolve
 from .values import Event, Side, Turn, other_side
@@ -18,7 +18,7 @@ def start_turn(state: State, side: Side) -> tuple[State, list[Event]]:
         events.append(phase_over_event())
         return state, events
     rules = state.rules
-    last_stand = in_last_stand(rules, len(state.living(side)))
+    last_stand = in_last_stand(rules, state.roster.living(side))
     flicks = flicks_granted(rules, last_stand)
     number = 1 if state.turn is None else state.turn.number + 1
     state = evolve(state, turn=Turn(side=side, number=number, flicks_left=flicks, last_stand=last_stand))
@@ -47,14 +47,16 @@ def turn_is_spent(state: State) -> bool:
     >>> turn_is_spent(page), page.turn.flicks_left
     (False, 1)
     """
-    return _spent(state, state.turn)
-
-
-def _spent(state: State, turn: Turn | None) -> bool:
-    """`turn_is_spent` of the page with this turn in play (asked of a stop's turn without making its page)."""
-    if state.phase != "play" or turn is None or turn.chain is not None:
+    turn = state.turn
+    if turn is None or turn.chain is not None:
         return False
-    return turn.flicks_left <= 0 or not any(standing(s, turn.side) for s in state.soldiers)
+    return _no_flick_left(state, turn.side, turn.flicks_left)
+
+
+def _no_flick_left(state: State, side: Side, flicks_left: int) -> bool:
+    """Whether a turn of `side` in play with no chain pending and `flicks_left` flicks is over: none is
+    left, or nobody stands to make them (the stop's question too, asked without making its turn)."""
+    return state.phase == "play" and (flicks_left <= 0 or not state.roster.anyone_standing(side))
 
 
 def stop(state: State, side: Side) -> tuple[State, list[Event]]:
@@ -98,7 +100,11 @@ def stop_ends_turn(state: State) -> bool:
     >>> stop_ends_turn(page)  # a stop before the first flick is refused, but would end the turn
     True
     """
-    return _spent(state, _stopped_turn(state))
+    turn = state.turn
+    if turn is None:
+        return False
+    # The turn a stop leaves (`_stopped_turn`) has no chain, and the flicks left only when it dropped one.
+    return _no_flick_left(state, turn.side, turn.flicks_left if turn.chain is not None else 0)
 
 
 def _stopped(state: State) -> State:

@@ -8,8 +8,8 @@ know nothing of the page they stand on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, Literal, TypeVar
 
 from .geometry import Circle
 
@@ -20,6 +20,35 @@ PHASES: tuple[Phase, ...] = ("bases", "positioning", "play", "over")
 END_REASONS = ("all_crossed_out", "resigned", "time", "abandoned")
 
 Event = dict[str, Any]
+
+
+_Value = TypeVar("_Value")
+
+
+def quick_init(cls: type[_Value]) -> type[_Value]:
+    """Gives a frozen, slotted dataclass an `__init__` that stores each field through its slot's own
+    descriptor: the same values as dataclass's own `__init__` (which goes through
+    `object.__setattr__`, field by field), made in half the time — a flick makes several of the page's
+    pieces (its turns, its ink, the action). Fields with a plain default keep it.
+
+    >>> Chain("b1s1", 2, 1) == Chain(soldier="b1s1", credits=2, link=1), Turn("blue", 1, 1).sent
+    (True, False)
+    """
+    declared = fields(cls)  # type: ignore[arg-type]
+    if hasattr(cls, "__post_init__") or any(f.default_factory is not MISSING for f in declared):
+        raise TypeError(f"{cls.__name__}: quick_init makes plain fields only")
+    names = [field.name for field in declared]
+    defaults = {f.name: f.default for f in declared if f.default is not MISSING}
+    namespace: dict[str, Any] = {f"_set_{name}": getattr(cls, name).__set__ for name in names}
+    namespace.update({f"_default_{name}": value for name, value in defaults.items()})
+    params = ", ".join(f"{name}=_default_{name}" if name in defaults else name for name in names)
+    body = "".join(f"    _set_{name}(self, {name})\n" for name in names)
+    exec(f"def __init__(self, {params}):\n{body}", namespace)  # built from the field names alone
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
 
 
 def other_side(side: Side) -> Side:
@@ -36,6 +65,7 @@ def side_index(side: Side) -> int:
     return 0 if side == "blue" else 1
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Base:
     """A drawn base: a round wall of one side, with room for `capacity` soldiers."""
@@ -69,6 +99,7 @@ class Base:
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Cross:
     """How a soldier was crossed out: by whom, why, and the colour of the cross."""
@@ -82,6 +113,7 @@ class Cross:
         return {"by": self.by, "cause": self.cause, "side": self.side}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Soldier:
     """A soldier dot: where he stands, whether he lives, whether he walks on the road."""
@@ -107,6 +139,7 @@ class Soldier:
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Chain:
     """A pending lunge-again chain: the soldier, his lunges left, and the number of his next link."""
@@ -120,6 +153,7 @@ class Chain:
         return {"soldier": self.soldier, "credits": self.credits, "link": self.link}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Turn:
     """The turn in play: whose, which, what is left of it."""
@@ -145,6 +179,7 @@ class Turn:
         }
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Convoy:
     """Soldiers on the road from one base to another of the same side."""
@@ -159,6 +194,7 @@ class Convoy:
         return {"side": self.side, "from": self.source, "to": self.to, "soldiers": list(self.soldiers)}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Ink:
     """A line of ink on the page: the exact polyline of one flick."""

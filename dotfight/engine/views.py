@@ -1,9 +1,9 @@
-"""The numpy and list views of one state that the snipe and lunge hot paths read: every circle's centre
+"""The numpy and byte views of one state that the snipe and lunge hot paths read: every circle's centre
 and squared radius at once, and who holds which wall (`flick.wall_holders`, patched soldier by soldier
-as `flick.holds` asks).
+as `flick.holds` asks); and the roster the turn's options read (who stands, how many live).
 
 Views are derived, never written after they are made, and cached on the state (`State.arrays`,
-`State.base_arrays`); a later state patches its predecessor's rather than rebuilding them.
+`State.base_arrays`, `State.roster`); a later state patches its predecessor's rather than rebuilding them.
 """
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from array import array
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .flick import NO_WALL, SIDE_CODES, holder_codes, wall_holders
-from .geometry import circles_near_line, quadratic_roots
+from .geometry import NEAR_SLACK, circles_near_line, quadratic_roots
 from .guards import standing
-from .values import Side, Soldier
+from .values import SIDES, Side, Soldier, side_index
 
 if TYPE_CHECKING:  # views are made from a state, which caches them
     from .state import State
@@ -33,10 +34,12 @@ class BaseArrays:
 
     `x`, `y`, `r2` and `code` end with a "no base" circle that encloses every point and that nobody holds
     (`flick.wall_holders` reads them so), so that the first circle enclosing a soldier's centre is his
-    base or, when no wall encloses him, the last one (`n_bases`).
+    base or, when no wall encloses him, the last one (`n_bases`). `near2` is every circle's (bases',
+    then soldiers' dots') squared radius and the coarse line test's slack. `own[side]` lists the side's walls
+    and `routes[i]` the ids of the other walls of wall i's side (where a send from it may walk).
     """
 
-    __slots__ = ("all_r2", "code", "n_bases", "r2", "r2s", "x", "xs", "y", "ys")
+    __slots__ = ("all_r2", "code", "n_bases", "near2", "own", "r2", "r2s", "routes", "x", "xs", "y", "ys")
 
     def __init__(self, state: State) -> None:
         bases = state.bases
@@ -55,42 +58,73 @@ class BaseArrays:
         dot_r = state.rules.dot_radius
         self.r2s: list[float] = r2 + [dot_r * dot_r] * len(state.soldiers)
         self.all_r2: FloatArray = np.array(self.r2s, dtype=np.float64)
+        self.near2: FloatArray = self.all_r2 + NEAR_SLACK
+        self.own: dict[str, tuple[int, ...]] = {
+            side: tuple(i for i, b in enumerate(bases) if b.side == side) for side in SIDES
+        }
+        self.routes: tuple[tuple[str, ...], ...] = tuple(
+            tuple(other.id for other in bases if other.side == b.side and other is not b) for b in bases
+        )
 
 
 class Arrays:
-    """Numpy and list views of one state for the snipe and lunge hot paths.
+    """Numpy and byte views of one state for the snipe and lunge hot paths.
 
-    `all_x`, `all_y`, `all_r2` hold every circle at once, bases first, then soldiers' dots. `home[j]` is
-    the base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall
-    does; `counted[j]` tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base i's
-    holders.
+    `centres` holds every circle's centre (x, y) as a row, bases first, then soldiers' dots (`all_x`
+    and `all_y` are its columns; their squared radii are the bases' views', `all_r2`). `home[j]` is the
+    base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall does;
+    `counted[j]` (0 or 1) tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base
+    i's holders. `home` and `counted` are arrays of bytes (`array("B")`: a page in memory holds one byte
+    a soldier for each, not a list's eight; they index, iterate and convert to numpy like lists).
     """
 
-    __slots__ = (
-        "all_r2",
-        "all_x",
-        "all_y",
-        "counted",
-        "described",
-        "garrison",
-        "home",
-        "n_bases",
-        "r2s",
-        "xs",
-        "ys",
-    )
+    __slots__ = ("centres", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
 
-    all_x: FloatArray
-    all_y: FloatArray
-    all_r2: FloatArray
-    xs: list[float]  # the same numbers as Python floats, for the few circles a line comes near
-    ys: list[float]
-    r2s: list[float]
+    centres: FloatArray  # shape (circles, 2)
     n_bases: int
-    home: list[int]
-    counted: list[bool]
+    home: array[int]
+    counted: array[int]
     garrison: list[int]
     described: tuple[Soldier, ...]  # the soldiers these views were computed for
+    fixed: BaseArrays  # the bases' views they were computed with
+    men: tuple[tuple[str, ...], ...] | None  # `men_holding`, once asked
+
+    @property
+    def all_x(self) -> FloatArray:
+        """Every circle's centre x (bases, then soldiers): a column of `centres`."""
+        return self.centres[:, 0]
+
+    @property
+    def all_y(self) -> FloatArray:
+        """Every circle's centre y (bases, then soldiers): a column of `centres`."""
+        return self.centres[:, 1]
+
+    @property
+    def all_r2(self) -> FloatArray:
+        """Every circle's squared radius: the bases', then the soldiers' dots'."""
+        return self.fixed.all_r2
+
+    @property
+    def xs(self) -> list[float]:
+        """Every circle's centre x as Python floats (bases, then soldiers)."""
+        return self.fixed.xs + [s.x for s in self.described]
+
+    @property
+    def ys(self) -> list[float]:
+        """Every circle's centre y as Python floats (bases, then soldiers)."""
+        return self.fixed.ys + [s.y for s in self.described]
+
+    def men_holding(self) -> tuple[tuple[str, ...], ...]:
+        """Returns, for every wall, the ids of the soldiers holding it, in page order (a send's walkers).
+        Worked out on first ask and kept with the views, which a page shares while its soldiers stay."""
+        men = self.men
+        if men is None:
+            holding: list[list[str]] = [[] for _ in range(self.fixed.n_bases)]
+            home, soldiers = self.home, self.described
+            for j in itertools.compress(range(len(soldiers)), self.counted):
+                holding[home[j]].append(soldiers[j].id)
+            men = self.men = tuple(map(tuple, holding))
+        return men
 
     def crossings(
         self, px: float, py: float, ux: float, uy: float, side: Side
@@ -114,15 +148,19 @@ class Arrays:
         >>> page.arrays.crossings(500.0, 1050.0, 0.0, -1.0, "blue")[:4]
         [(2, -70.0, 70.0), (3, 630.0, 770.0), (30, 693.0, 707.0), (31, 637.0, 651.0)]
         """
-        xs, ys, r2s, n_bases, soldiers = self.xs, self.ys, self.r2s, self.n_bases, self.described
+        fixed, soldiers = self.fixed, self.described
+        n_bases, r2s = fixed.n_bases, fixed.r2s
         met: list[tuple[int, float, float]] = []
-        for i in circles_near_line(self.all_x, self.all_y, self.all_r2, px, py, ux, uy):
+        for i in circles_near_line(self.centres, fixed.near2, px, py, ux, uy):
             if i >= n_bases:
                 target = soldiers[i - n_bases]
                 if not target.alive or target.side == side:
                     continue  # crossed out already, or his own side's (the flicker's own dot among them)
-            ex = px - xs[i]
-            ey = py - ys[i]
+                ex = px - target.x
+                ey = py - target.y
+            else:
+                ex = px - fixed.xs[i]
+                ey = py - fixed.ys[i]
             roots = quadratic_roots(ux * ex + uy * ey, ex * ex + ey * ey - r2s[i])
             if roots is None:
                 continue
@@ -142,21 +180,23 @@ class Arrays:
         """Computes the views from scratch (few, larger numpy steps: small ones cost ~1 µs each)."""
         new = cls()
         soldiers = new.described = state.soldiers
-        fixed = state.base_arrays
+        fixed = new.fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
-        xs = new.xs = fixed.xs + [s.x for s in soldiers]
-        ys = new.ys = fixed.ys + [s.y for s in soldiers]
-        all_x = new.all_x = np.array(xs, dtype=np.float64)
-        all_y = new.all_y = np.array(ys, dtype=np.float64)
-        new.all_r2 = fixed.all_r2
-        new.r2s = fixed.r2s
-        codes = np.array(holder_codes(soldiers), dtype=np.int8)
+        xy = (fixed.xs + [s.x for s in soldiers], fixed.ys + [s.y for s in soldiers])
+        new.centres = centres = np.array(xy, dtype=np.float64).T.copy()  # a row a circle
         home, counted, garrison = wall_holders(
-            all_x[n_bases:], all_y[n_bases:], codes, fixed.x, fixed.y, fixed.r2, fixed.code
+            centres[n_bases:, 0],
+            centres[n_bases:, 1],
+            np.array(holder_codes(soldiers), dtype=np.int8),
+            fixed.x,
+            fixed.y,
+            fixed.r2,
+            fixed.code,
         )
-        new.home = home.tolist()
-        new.counted = counted.tolist()
+        new.home = array("B", home.astype(np.uint8).tobytes())  # at most 16 bases (RuleSet's limits)
+        new.counted = array("B", counted.tobytes())
         new.garrison = garrison.tolist()
+        new.men = None
         return new
 
     def patched(self, state: State) -> Arrays:
@@ -164,7 +204,7 @@ class Arrays:
         that are not the very same (immutable) objects as the ones these views describe."""
         if state.soldiers is self.described:
             return self
-        if len(state.soldiers) != len(self.described):
+        if len(state.soldiers) != len(self.described) or state.base_arrays is not self.fixed:
             return Arrays.build(state)
         # Which soldiers are new objects, compared at C speed (`is not` pairwise, then their positions).
         changed = list(
@@ -174,34 +214,71 @@ class Arrays:
         )
         new = Arrays()
         new.described = state.soldiers
+        new.fixed = fixed = self.fixed
         if not changed:  # views are never written after they are made, so they can be shared
-            for name in Arrays.__slots__:
-                if name != "described":
-                    setattr(new, name, getattr(self, name))
+            new.centres, new.home, new.counted = self.centres, self.home, self.counted
+            new.n_bases, new.garrison, new.men = self.n_bases, self.garrison, self.men
             return new
-        new.n_bases = n_bases = self.n_bases
-        new.all_r2 = self.all_r2
-        new.r2s = self.r2s
-        new.all_x = self.all_x.copy()
-        new.all_y = self.all_y.copy()
-        new.xs = list(self.xs)
-        new.ys = list(self.ys)
-        new.home = list(self.home)
-        new.counted = list(self.counted)
-        new.garrison = list(self.garrison)
+        n_bases = new.n_bases = fixed.n_bases
+        new.centres = centres = self.centres.copy()
+        home = new.home = array("B", self.home)
+        counted = new.counted = array("B", self.counted)
+        garrison = new.garrison = list(self.garrison)
         bases = state.bases
         for j in changed:
             soldier = state.soldiers[j]
-            if new.counted[j]:
-                new.garrison[new.home[j]] -= 1
-            new.all_x[n_bases + j] = new.xs[n_bases + j] = soldier.x
-            new.all_y[n_bases + j] = new.ys[n_bases + j] = soldier.y
-            new.home[j] = home = enclosing_wall(state, soldier.x, soldier.y)
+            if counted[j]:
+                garrison[home[j]] -= 1
+            centres[n_bases + j] = soldier.x, soldier.y
+            home[j] = wall = enclosing_wall(state, soldier.x, soldier.y)
             # `holds`, for the wall known to enclose him: he stands, for that wall's side.
-            new.counted[j] = held = home < n_bases and standing(soldier, bases[home].side)
+            held = wall < n_bases and standing(soldier, bases[wall].side)
+            counted[j] = held
             if held:
-                new.garrison[home] += 1
+                garrison[wall] += 1
+        new.men = None
         return new
+
+
+class Roster:
+    """Who stands and how many live on each side, in page order: what the turn's start and its options
+    ask of every state. Derived from the soldiers alone and worked out per side on first ask, so a state
+    keeps its predecessor's while the soldiers stay (`State.roster`) and pays only for the sides asked.
+    """
+
+    __slots__ = ("_living", "_standing", "soldiers")
+
+    def __init__(self, soldiers: tuple[Soldier, ...]) -> None:
+        self.soldiers = soldiers
+        self._standing: list[tuple[str, ...] | None] = [None, None]  # blue's, red's, once asked
+        self._living: list[int | None] = [None, None]
+
+    def standing(self, side: Side) -> tuple[str, ...]:
+        """The ids of the side's men `guards.standing` accepts (who may flick in its turn)."""
+        k = side_index(side)
+        ids = self._standing[k]
+        if ids is None:
+            # The other side's men are passed over before `standing` is asked (it would refuse them).
+            ids = self._standing[k] = tuple(
+                [s.id for s in self.soldiers if s.side == side and standing(s, side)]
+            )
+        return ids
+
+    def anyone_standing(self, side: Side) -> bool:
+        """Tells whether any man of the side stands: `standing`'s answer when known, else the first
+        standing man found (a turn's end asks it of a state whose soldiers just changed)."""
+        ids = self._standing[side_index(side)]
+        if ids is not None:
+            return bool(ids)
+        return any(s.side == side and standing(s, side) for s in self.soldiers)
+
+    def living(self, side: Side) -> int:
+        """How many of the side's men live (on the road included)."""
+        k = side_index(side)
+        count = self._living[k]
+        if count is None:
+            count = self._living[k] = len([1 for s in self.soldiers if s.alive and s.side == side])
+        return count
 
 
 def enclosing_wall(state: State, x: float, y: float) -> int:
