@@ -40,7 +40,7 @@ def wilson(successes: int, trials: int) -> Figure:
     """The share `successes / trials` with its 95 % Wilson score interval.
 
     >>> wilson(60, 100)["low"], wilson(60, 100)["high"]
-    (0.502002, 0.690599)
+    (0.502003, 0.690599)
     >>> wilson(0, 0)["value"] is None
     True
     """
