@@ -23,10 +23,10 @@ the UPDATE moved, so a refused write tells nobody; PostgreSQL delivers it only a
 
 Each statement is compiled once per dialect (`Prepared`: SQLAlchemy's own compiler and its columns' own
 bind processors, e.g. the JSON serializer and SQLite's DATETIME text) and executed with
-`exec_driver_sql` (SQLite) or straight on psycopg's cursor (PostgreSQL, driver.py: no execution
-context at all, SQLAlchemy's error wrapping and disconnect handling kept): per action the compiled-cache
-lookup, the parameters' construction and the result's compiled metadata are skipped (29 instead of 46
-µs of CPU for an action's two statements on SQLite).
+straight on the driver's cursor (sqlite3's, psycopg's; driver.py: no execution context at all,
+SQLAlchemy's error wrapping and disconnect handling kept): per action the compiled-cache lookup, the
+parameters' construction and the result's compiled metadata are skipped (29 instead of 46 µs of CPU
+for an action's two statements on SQLite through `exec_driver_sql`, less again on the cursor).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ MOVE_ON_LOG_AND_NOTIFY = Prepared(
 # The dialects that write an action with MOVE_ON_AND_LOG (the others have no data-modifying CTE).
 _ONE_STATEMENT = frozenset({"postgresql"})
 # The dialects whose prepared statements go straight to the driver (driver.py), not through SQLAlchemy.
-_STRAIGHT_TO_DRIVER = frozenset({"postgresql"})
+_STRAIGHT_TO_DRIVER = frozenset({"postgresql", "sqlite"})
 # An action's NOTIFY, sent by its own statement: (channel, payload).
 Notify = tuple[str, str]
 # An action's write: the page id, the version it expects, the page row's new summary, the log's entry.

@@ -1,18 +1,20 @@
-"""The writer's statements sent straight to the DB-API driver (psycopg) on its connection, through one
-cursor kept for the connection's life.
+"""The writer's statements sent straight to the DB-API driver (psycopg, sqlite3) on its connection,
+through one cursor kept for the connection's life.
 
-Per action on PostgreSQL, SQLAlchemy's execution context (its events, its result object, a new driver
-cursor each time) cost more of the writer's CPU than the statement itself; here a statement is the
-driver's `execute` on a cursor made once. What callers rely on is kept: a driver's error is raised as
+Per action, SQLAlchemy's execution context (its events, its result object, a new driver cursor each
+time) cost more of the writer's CPU than the statement itself; here a statement is the driver's
+`execute` on a cursor made once. What callers rely on is kept: a driver's error is raised as
 SQLAlchemy raises it (`DBAPIError.instance`: IntegrityError for a unique constraint, OperationalError
 for a database gone), and a disconnect invalidates the SQLAlchemy connection, so the writer's "lost
 connection, try once more on a new one" and every store's "database down" translation hold unchanged.
 
-The writer's transactions open with their first statement (`deferring_begin`): its connection runs in
-the driver's autocommit mode, and each transaction's BEGIN is sent by whichever statement comes first —
-in one pipeline with it on the hot path (psycopg's own BEGIN, outside autocommit, is a round trip of its
-own, even in pipeline mode), just before it for a statement through SQLAlchemy (an ORM job). The commit
-(psycopg's, sending COMMIT when a transaction is open) and the rollback are SQLAlchemy's as before.
+On PostgreSQL the writer's transactions open with their first statement (`deferring_begin`): its
+connection runs in the driver's autocommit mode, and each transaction's BEGIN is sent by whichever
+statement comes first — in one pipeline with it on the hot path (psycopg's own BEGIN, outside
+autocommit, is a round trip of its own, even in pipeline mode), just before it for a statement through
+SQLAlchemy (an ORM job). The commit (psycopg's, sending COMMIT when a transaction is open) and the
+rollback are SQLAlchemy's as before. On SQLite the writer sends its own BEGIN IMMEDIATE already
+(database.begin_write).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def rows_written(connection: Connection, sql: str, parameters: Parameters | Sequ
     connection's driver, in its current transaction; returns the rows it counted (all rows' together)."""
     driver = connection.connection.dbapi_connection
     cursor = connection.info.get(_CURSOR)
-    if cursor is None or cursor.closed or cursor.connection is not driver:
+    # sqlite3's cursors have no `closed`: one of a closed connection raises, and is translated below.
+    if cursor is None or getattr(cursor, "closed", False) or cursor.connection is not driver:
         cursor = connection.info[_CURSOR] = driver.cursor()  # type: ignore[union-attr]
     many = isinstance(parameters, list)
     try:

@@ -23,7 +23,16 @@ from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import PageStateRow
 from dotfight.store.records import Appended, VersionMoved
 from dotfight.store.sql_pages import SqlPageStore
-from tests.store.test_sql_hot_path import Stores, append, checkpoint, entry, held_writer, new_page, writer_of
+from tests.store.test_sql_hot_path import (
+    Stores,
+    append,
+    checkpoint,
+    entry,
+    held_writer,
+    log_theirs,
+    new_page,
+    writer_of,
+)
 from tests.store.writer_trace import statements, traced
 
 CHANNEL = "dotfight_write_path_test"
@@ -139,13 +148,7 @@ def test_the_logs_unique_version_still_refuses_and_undoes_the_page_rows_update(
     its INSERT breaks the log's unique (page, version): refused as a version moved, the whole statement
     undone (the page row still at 0)."""
     new_page(pg.store, "p1")
-    with pg.engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at)"
-                " VALUES ('p1', 1, 'blue', '{}', '[]', 'theirs', now())"
-            )
-        )
+    log_theirs(pg.engine, "p1", 1)
     before = page_row(pg.engine, "p1")
     with pytest.raises(VersionMoved):
         append(pg.store, "p1", 1, "mine").result(10)

@@ -1,10 +1,14 @@
-"""What the writer sends PostgreSQL, read from libpq's own trace of its connection's protocol messages:
-the writer's statements go straight to psycopg (store/driver.py), past SQLAlchemy's events, and the trace
-also shows the round trips (each Sync or simple Query the client sends ends one)."""
+"""What the writer sends its database, read from the driver's own trace: the writer's statements go
+straight to psycopg or sqlite3 (store/driver.py), past SQLAlchemy's events. PostgreSQL: libpq's trace of
+the connection's protocol messages, which also shows the round trips (each Sync or simple Query the
+client sends ends one). SQLite: sqlite3's trace callback (each statement as run, its values written in:
+masked here)."""
 
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -86,3 +90,47 @@ def statements(
     executemany), the transaction's own, the lock timeout's SET and psycopg's DEALLOCATE (after a
     rollback) left out."""
     return [(word, runs > 1) for trip in trips for word, runs in trip if word not in leaving_out]
+
+
+# The values sqlite3's trace writes into a statement: quoted strings, blobs, numbers and NULLs (not the
+# SQL's own IS NULL).
+_VALUE = re.compile(r"X?'(?:[^']|'')*'|(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])|(?<!IS )(?<!NOT )\bNULL\b")
+
+
+_TRANSACTIONS = ("BEGIN", "COMMIT", "ROLLBACK")
+
+
+def sqlite_traced(writer: BatchWriter, transactions: bool = False) -> Callable[[], list[str]]:
+    """Traces the writer's SQLite connection (opened already) from now on; the function returned stops
+    the trace and gives each statement run, in one line, its values as `?` (PRAGMAs left out, and the
+    transaction's own unless `transactions`)."""
+    connection = writer._connection
+    assert connection is not None, "the writer has no connection yet"
+    driver = connection.connection.dbapi_connection
+    assert isinstance(driver, sqlite3.Connection)
+    seen: list[str] = []
+    driver.set_trace_callback(seen.append)
+
+    def statements() -> list[str]:
+        driver.set_trace_callback(None)
+        lines = (_VALUE.sub("?", " ".join(statement.split())) for statement in seen)
+        leaving_out = ("PRAGMA",) if transactions else ("PRAGMA", *_TRANSACTIONS)
+        return [line for line in lines if not line.startswith(leaving_out)]
+
+    return statements
+
+
+def runs(statements: list[str]) -> list[tuple[str, bool]]:
+    """Each run of one statement in a row (an executemany, on SQLite; traced with the transactions' own,
+    which end a run and are left out here), as its first word and whether it ran more than once."""
+    grouped: list[tuple[str, int]] = []
+    for statement in statements:
+        if grouped and grouped[-1][0] == statement:
+            grouped[-1] = (statement, grouped[-1][1] + 1)
+        else:
+            grouped.append((statement, 1))
+    return [
+        (statement.split()[0], count > 1)
+        for statement, count in grouped
+        if not statement.startswith(_TRANSACTIONS)
+    ]
