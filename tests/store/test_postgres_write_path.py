@@ -206,7 +206,7 @@ def test_a_batch_rolled_back_sends_no_notify_and_its_appends_commit_again_once(
 
     def broken(transaction: Transaction) -> tuple[None, None]:
         # The checkpoint of a page that does not exist: refused by its foreign key when the session
-        # flushes, just before the commit (after the gathered NOTIFYs went out).
+        # flushes, just before the commit (after the appends beside it were written and NOTIFYed).
         transaction.session.add(PageStateRow(page_id="no-such-page", version=0, state="{}"))
         return None, None
 
