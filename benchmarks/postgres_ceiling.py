@@ -126,7 +126,7 @@ def writer_process(
 ) -> None:
     """One server process's writer: `pages` pages, each with its next action always queued."""
     engine = make_engine(url, pool_size=2)
-    store = SqlPageStore(engine, in_transaction=notify_in_transaction if notify else None)
+    store = SqlPageStore(engine, notify=notify_in_transaction if notify else None)
     ids = [f"w{number}p{page}-{os.getpid()}" for page in range(pages)]
     _, first = entry_at(ids[0], CHECKPOINT_EVERY)
     for page_id in ids:

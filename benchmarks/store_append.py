@@ -236,12 +236,12 @@ def core_contender(
                 for (page_id, version), entry in zip(batch, entries, strict=True):
                     summary = {"version": version + 1, "phase": "battle", "side_to_act": entry["side"]}
                     summary |= {"winner": None, "status": "open"}
-                    assert appends.move_on(connection, page_id, version, summary, entry, now)
+                    assert appends.move_on(connection, (page_id, version, summary, entry), now)
                 for page_id, version, state in cached:
                     appends.save_state(connection, page_id, version, state)
                 return
-            result = appends.MOVE_ON_NEW_MOVE.execute(connection, moves)
-            assert result.rowcount == len(moves)
+            moved = appends.MOVE_ON_NEW_MOVE.execute(connection, moves)
+            assert moved == len(moves)
             rows = [
                 {**entry, "page_id": page_id, "created_at": now}
                 for (page_id, _), entry in zip(batch, entries, strict=True)

@@ -38,7 +38,7 @@ from dotfight.server.timeouts import TimeOuts
 from dotfight.server.workers.bot import load_bot_pool
 from dotfight.store.database import make_engine
 from dotfight.store.migrations import upgrade_to_head
-from dotfight.store.sql_pages import InTransaction, SqlPageStore
+from dotfight.store.sql_pages import ActionNotify, SqlPageStore
 
 # At shutdown every WebSocket is closed with 1012 "service restart" (what uvicorn itself sends to the
 # sockets it closes): the client reconnects and resumes from its version.
@@ -46,16 +46,16 @@ CLOSE_SERVICE_RESTART = 1012
 
 
 def open_pages(
-    settings: Settings, database: Engine, in_transaction: InTransaction | None = None
+    settings: Settings, database: Engine, notify: ActionNotify | None = None
 ) -> tuple[SqlPageStore, PageAuthority]:
-    """Builds the database's page store (its writer, its views; `in_transaction` runs inside every
-    action's write transaction: PostgreSQL's NOTIFY) and the page authority on it."""
+    """Builds the database's page store (its writer, its views; `notify` makes every action's NOTIFY on
+    PostgreSQL, sent by the action's own statement) and the page authority on it."""
     store = SqlPageStore(
         database,
         busy_timeout_s=settings.db_busy_timeout_s,
         min_free_bytes=settings.db_min_free_bytes,
         view_threads=settings.db_threads,
-        in_transaction=in_transaction,
+        notify=notify,
     )
     authority = PageAuthority(
         store,

@@ -15,7 +15,7 @@ reach its rooms from the page authority directly (`Rooms.committed`), never thro
 - `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
   connection on the event loop, read by a reader callback (libpq hands the notices over as the socket
   delivers them); the NOTIFY is sent inside the action's own transaction (`notify_in_transaction`, one
-  payload per action, a group commit's sent together on the writer's connection), so PostgreSQL
+  payload per action, by the action's own statement: a group commit's in its one executemany), so PostgreSQL
   delivers it exactly when, and only if, the action commits, in commit order. A dropped LISTEN
   connection is reconnected with a growing pause, and `on_reconnect` callbacks then catch up every page
   from the last version each heard.
@@ -52,10 +52,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
 from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_notice
-from dotfight.store.database import Transaction
 
 logger = logging.getLogger(__name__)
 
@@ -182,30 +181,16 @@ class LocalBroadcast:
 
 
 def notify_in_transaction(
-    transaction: Transaction, page_id: str, version: int, notices: PendingNotices | None = None
-) -> None:
-    """NOTIFYs a commit from inside the action's own transaction (PostgreSQL delivers it at commit):
-    the payload `notices` holds for it (the move and its events, pages/notice.py), else a bare one.
+    page_id: str, version: int, notices: PendingNotices | None = None
+) -> tuple[str, str]:
+    """The NOTIFY of a commit, sent by the action's own statement inside its transaction (PostgreSQL
+    delivers it at commit, never for a write undone): the channel, and the payload `notices` holds for
+    it (the move and its events, pages/notice.py), else a bare one.
 
-    The notices of a group commit's actions are gathered and sent in one statement just before the
-    commit, on the writer's Core connection (not one round trip per action on the writer's hot path, and
-    no ORM session); a batch rolled back sends none.
+    Made before the write, so the store sends it with the write itself (one round trip an action, a group
+    commit's in its one executemany), from the page row the write moved on: a refused write sends none.
     """
-    payload = f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
-    transaction.gathered(_send_notifies).append(payload)
-
-
-# Several notices are sent as one executemany of this statement: psycopg pipelines the calls in one
-# round trip, in order (an array of payloads instead cost quoting every JSON payload's quotes).
-_NOTIFY = "SELECT pg_notify(%(channel)s, %(payload)s)"
-
-
-def _send_notifies(connection: Connection, payloads: list[str]) -> None:
-    if len(payloads) == 1:
-        connection.exec_driver_sql(_NOTIFY, {"channel": PAGES_CHANNEL, "payload": payloads[0]})
-    else:
-        many = [{"channel": PAGES_CHANNEL, "payload": payload} for payload in payloads]
-        connection.exec_driver_sql(_NOTIFY, many)
+    return PAGES_CHANNEL, f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
 
 
 # A departure kept per page and side is the latest one written (two processes may write at once).

@@ -17,13 +17,16 @@ one round trip and one pass through SQLAlchemy and psycopg instead of two: the I
 when the UPDATE matched one, and the statement's row count says which (1 moved on and logged, 0
 nothing written). The guard and the backstop are the same: the UPDATE's version and move_id checks,
 and the log's unique constraints raising IntegrityError. SQLite has no data-modifying CTE: it keeps
-the two statements.
+the two statements. When other processes hear the page's commits, the same statement NOTIFYs them
+(`MOVE_ON_LOG_AND_NOTIFY`: the payload is made before the write, and pg_notify runs only for the row
+the UPDATE moved, so a refused write tells nobody; PostgreSQL delivers it only at commit).
 
 Each statement is compiled once per dialect (`Prepared`: SQLAlchemy's own compiler and its columns' own
 bind processors, e.g. the JSON serializer and SQLite's DATETIME text) and executed with
-`exec_driver_sql`: per action the compiled-cache lookup, the parameters' construction and the result's
-compiled metadata are skipped (29 instead of 46 µs of CPU for an action's two statements), while
-SQLAlchemy's events, error wrapping and disconnect handling still apply.
+straight on the driver's cursor (sqlite3's, psycopg's; driver.py: no execution context at all,
+SQLAlchemy's error wrapping and disconnect handling kept): per action the compiled-cache lookup, the
+parameters' construction and the result's compiled metadata are skipped (29 instead of 46 µs of CPU
+for an action's two statements on SQLite through `exec_driver_sql`, less again on the cursor).
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, CursorResult, Table, and_, bindparam, case, exists, insert, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, case, exists, func, insert, select, update
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import UpdateBase
 
+from dotfight.store import driver
 from dotfight.store.models import ActionRow, PageRow, PageStateRow
 from dotfight.store.records import ClockUpdate
 
@@ -56,7 +60,7 @@ class Prepared:
     >>> _ = PageStateRow.__table__.create(engine)
     >>> with engine.begin() as connection:
     ...     _ = FIRST_CHECKPOINT.execute(connection, {"page_id": "p", "version": 3, "state": "{}"})
-    ...     CHECKPOINT.execute(connection, {"b_id": "p", "b_version": 4, "b_state": "{}"}).rowcount
+    ...     CHECKPOINT.execute(connection, {"b_id": "p", "b_version": 4, "b_state": "{}"})
     1
     """
 
@@ -67,16 +71,21 @@ class Prepared:
 
     def execute(
         self, connection: Connection, parameters: Mapping[str, Any] | Sequence[Mapping[str, Any]]
-    ) -> CursorResult[Any]:
-        """Executes the statement once, or once per row given (executemany)."""
+    ) -> int:
+        """Executes the statement once, or once per row given (executemany); returns the rows counted."""
         compiled = self._compiled.get(connection.dialect)
         if compiled is None:
             compiled = self._compiled[connection.dialect] = _Compiled(
                 self.statement, connection.dialect, self._column_keys
             )
-        if isinstance(parameters, Mapping):
-            return connection.exec_driver_sql(compiled.sql, compiled.bound(parameters))
-        return connection.exec_driver_sql(compiled.sql, [compiled.bound(row) for row in parameters])
+        bound = (
+            compiled.bound(parameters)
+            if isinstance(parameters, Mapping)
+            else [compiled.bound(row) for row in parameters]
+        )
+        if connection.dialect.name in _STRAIGHT_TO_DRIVER:
+            return driver.rows_written(connection, compiled.sql, bound)
+        return connection.exec_driver_sql(compiled.sql, bound).rowcount
 
 
 class _Compiled:
@@ -140,8 +149,28 @@ MOVE_ON_AND_LOG = Prepared(
         select(_MOVED.c.id, *(bindparam(name, type_=_actions.c[name].type) for name in _LOGGED[1:])),
     )
 )
+# The same statement NOTIFYing the action's commit (a payload made before the write): `told` calls
+# pg_notify once for the row `moved` returned, none when it matched nothing. Referenced by the INSERT, so
+# it runs (a SELECT in WITH runs only as far as it is read; pg_notify is volatile, so PostgreSQL keeps
+# the CTE as written). PostgreSQL queues the notice in the transaction and delivers it only when that
+# commits, in commit order, and never for a statement or transaction undone.
+_TOLD = select(_MOVED.c.id, func.pg_notify(bindparam("b_channel"), bindparam("b_payload")).label("told")).cte(
+    "told"
+)
+MOVE_ON_LOG_AND_NOTIFY = Prepared(
+    insert(_actions).from_select(
+        _LOGGED,
+        select(_TOLD.c.id, *(bindparam(name, type_=_actions.c[name].type) for name in _LOGGED[1:])),
+    )
+)
 # The dialects that write an action with MOVE_ON_AND_LOG (the others have no data-modifying CTE).
 _ONE_STATEMENT = frozenset({"postgresql"})
+# The dialects whose prepared statements go straight to the driver (driver.py), not through SQLAlchemy.
+_STRAIGHT_TO_DRIVER = frozenset({"postgresql", "sqlite"})
+# An action's NOTIFY, sent by its own statement: (channel, payload).
+Notify = tuple[str, str]
+# An action's write: the page id, the version it expects, the page row's new summary, the log's entry.
+Move = tuple[str, int, dict[str, Any], dict[str, Any]]
 CHECKPOINT = Prepared(
     update(_states)
     .where(_states.c.page_id == bindparam("b_id"))
@@ -200,59 +229,60 @@ def move_on_parameters(
     }
 
 
-def move_on_and_log_parameters(
-    page_id: str, expected_version: int, summary: dict[str, Any], entry: dict[str, Any], now: datetime
-) -> dict[str, Any]:
+def move_on_and_log_parameters(move: Move, now: datetime, notify: Notify | None = None) -> dict[str, Any]:
     """The parameters of MOVE_ON_AND_LOG for one action: MOVE_ON's, and the log row's columns but the
-    page id (the statement takes it from the row it moved on)."""
+    page id (the statement takes it from the row it moved on); with `notify`, MOVE_ON_LOG_AND_NOTIFY's."""
+    page_id, expected_version, summary, entry = move
     parameters = move_on_parameters(page_id, expected_version, summary, entry["move_id"], now)
     parameters.update(entry)
     parameters["created_at"] = now
+    if notify is not None:
+        parameters["b_channel"], parameters["b_payload"] = notify
     return parameters
 
 
-def move_on(
-    connection: Connection,
-    page_id: str,
-    expected_version: int,
-    summary: dict[str, Any],
-    entry: dict[str, Any],
-    now: datetime,
-) -> bool:
-    """Moves the page row to `summary` (version, phase, side_to_act, winner, status) and appends `entry`
-    (version, side, action, events, move_id) to its log, only if the page is still at
+def move_on(connection: Connection, move: Move, now: datetime, notify: Notify | None = None) -> bool:
+    """Moves the page row to the move's summary (version, phase, side_to_act, winner, status) and appends
+    its entry (version, side, action, events, move_id) to its log, only if the page is still at
     `expected_version` and its log holds no entry of the same move_id; returns False (writing nothing)
     when either fails. Another process logging the same version or move_id at the same moment makes the
-    INSERT raise IntegrityError (the transaction must then be rolled back)."""
+    INSERT raise IntegrityError (the transaction must then be rolled back). `notify` (PostgreSQL only)
+    is NOTIFYed by the same statement when it moved the row (delivered at commit)."""
+    page_id, expected_version, summary, entry = move
     move_id = entry["move_id"]
     if connection.dialect.name in _ONE_STATEMENT:
-        row = move_on_and_log_parameters(page_id, expected_version, summary, entry, now)
-        return MOVE_ON_AND_LOG.execute(connection, row).rowcount == 1
+        row = move_on_and_log_parameters(move, now, notify)
+        return _one_statement(notify is not None).execute(connection, row) == 1
+    assert notify is None, "only PostgreSQL NOTIFYs"
     statement = MOVE_ON if move_id is None else MOVE_ON_NEW_MOVE
     moved = statement.execute(
         connection, move_on_parameters(page_id, expected_version, summary, move_id, now)
     )
-    if moved.rowcount != 1:
+    if moved != 1:
         return False
     LOG.execute(connection, {**entry, "page_id": page_id, "created_at": now})
     return True
 
 
 def move_on_many(
-    connection: Connection, moves: Sequence[tuple[str, int, dict[str, Any], dict[str, Any]]], now: datetime
+    connection: Connection,
+    moves: Sequence[Move],
+    now: datetime,
+    notifies: Sequence[Notify] | None = None,
 ) -> bool:
-    """Moves on several pages at once, each as `move_on` does (`moves`: page id, expected version, summary,
-    entry), with one UPDATE and one INSERT executed for all of them (on PostgreSQL one statement).
-    Returns False when not every page row matched (one was moved on, or a move_id is logged already):
-    some rows may then be updated, so the caller rolls the transaction back and writes the moves one by
-    one to find which one failed."""
+    """Moves on several pages at once, each as `move_on` does (`notifies`: each move's NOTIFY, in the
+    same order), with one UPDATE and one INSERT executed for all of them (on PostgreSQL one statement,
+    NOTIFYing each action as it writes it). Returns False when not every page row matched (one was moved
+    on, or a move_id is logged already): some rows may then be updated (and notified), so the caller
+    rolls the transaction back and writes the moves one by one to find which one failed."""
     if connection.dialect.name in _ONE_STATEMENT:
+        notifying: Sequence[Notify | None] = [None] * len(moves) if notifies is None else notifies
         rows = [
-            move_on_and_log_parameters(page_id, expected, summary, entry, now)
-            for page_id, expected, summary, entry in moves
+            move_on_and_log_parameters(move, now, told) for move, told in zip(moves, notifying, strict=True)
         ]
         # psycopg's executemany counts the rows of all its statements together.
-        return MOVE_ON_AND_LOG.execute(connection, rows).rowcount == len(moves)
+        return _one_statement(notifies is not None).execute(connection, rows) == len(moves)
+    assert notifies is None, "only PostgreSQL NOTIFYs"
     moved = MOVE_ON_NEW_MOVE.execute(
         connection,
         [
@@ -260,7 +290,7 @@ def move_on_many(
             for page_id, expected, summary, entry in moves
         ],
     )
-    if moved.rowcount != len(moves):
+    if moved != len(moves):
         return False
     LOG.execute(
         connection, [{**entry, "page_id": page_id, "created_at": now} for page_id, _, _, entry in moves]
@@ -268,12 +298,16 @@ def move_on_many(
     return True
 
 
+def _one_statement(notifying: bool) -> Prepared:
+    return MOVE_ON_LOG_AND_NOTIFY if notifying else MOVE_ON_AND_LOG
+
+
 def save_state(connection: Connection, page_id: str, version: int, state: dict[str, Any]) -> None:
     """Checkpoints the page's private state at `version` (the page's row in `page_states`, made if it has
     none: a page stored before checkpoints had their own table may lack one)."""
     text = state_text(state)
     saved = CHECKPOINT.execute(connection, {"b_id": page_id, "b_version": version, "b_state": text})
-    if saved.rowcount != 1:
+    if saved != 1:
         FIRST_CHECKPOINT.execute(connection, {"page_id": page_id, "version": version, "state": text})
 
 

@@ -8,7 +8,6 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -17,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
+from dotfight.store import driver
 from dotfight.store.records import StoreUnavailable
 
 # How long an SQLite connection waits for another writer before giving up, in seconds (the default of
@@ -25,8 +25,6 @@ DEFAULT_BUSY_TIMEOUT_S = 5.0
 # How often the free space of the database's disk is looked at (a disk fills in minutes, not
 # milliseconds, and the look costs tens of microseconds).
 DISK_CHECK_EVERY_S = 1.0
-# Writes a transaction's gathered items together just before its commit: (connection, items).
-Gathering = Callable[[Connection, list[Any]], None]
 
 
 def _pragmas(busy_timeout_s: float) -> Any:
@@ -116,55 +114,54 @@ def begin_write(connection: Connection, wait_s: float) -> None:
     SQLite: `BEGIN IMMEDIATE` takes the write lock at once (waiting up to the busy timeout, set for
     this transaction), so a transaction never reads first and then finds it cannot write; PostgreSQL:
     a `lock_timeout` for the row locks (set on the connection, and only when it changes or a rollback
-    undid it). The statements go straight to the driver: this runs once per group commit, on the
+    undid it), and on the writer's connection the BEGIN left to the transaction's first statement
+    (driver.py). The statements go straight to the driver: this runs once per group commit, on the
     writer's hot path. Called inside `connection.begin()`.
     """
     # Whole tenths of a second, rounded down (never longer than asked): most batches then find the
     # connection's busy timeout already right and skip the PRAGMA.
     wait_ms = max(1, int(wait_s * 10) * 100)
     if connection.dialect.name == "sqlite":
-        driver = connection.connection.dbapi_connection
-        assert driver is not None
+        sqlite_driver = connection.connection.dbapi_connection
+        assert sqlite_driver is not None
         try:
             if connection.info.get("busy_timeout_ms") != wait_ms:
-                driver.execute(f"PRAGMA busy_timeout={wait_ms}")
+                sqlite_driver.execute(f"PRAGMA busy_timeout={wait_ms}")
                 connection.info["busy_timeout_ms"] = wait_ms
-            driver.execute("BEGIN IMMEDIATE")
+            sqlite_driver.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as error:  # locked past the timeout: nothing was written
             raise DatabaseUnavailable(f"the database is busy ({error})") from error
-    elif connection.dialect.name == "postgresql" and connection.info.get("lock_timeout_ms") != wait_ms:
-        # Set for the connection (not LOCAL) and remembered: most batches skip this round trip.
-        connection.exec_driver_sql(f"SET lock_timeout = {wait_ms}")
-        connection.info["lock_timeout_ms"] = wait_ms
+    elif connection.dialect.name == "postgresql":
+        if connection.info.get("lock_timeout_ms") != wait_ms:
+            # Set for the connection (not LOCAL) and remembered: most batches skip this round trip.
+            connection.exec_driver_sql(f"SET lock_timeout = {wait_ms}")
+            connection.info["lock_timeout_ms"] = wait_ms
+        if connection.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            driver.defer_begin(connection)  # the writer's connection (driver.deferring_begin)
 
 
 class Transaction:
     """One write transaction on the writer's connection, as its jobs see it: the Core `connection`, on
-    which the hot path's statements run with plain parameters, an ORM `session` joined to the same
-    transaction, made only when a job asks for one (creating a page, a bot lease), and lists of what
-    its jobs `gathered` to write together just before the commit (PostgreSQL's NOTIFYs: one statement
-    for a batch, on the Core connection, no session made for them).
+    which the hot path's statements run with plain parameters, and an ORM `session` joined to the same
+    transaction, made only when a job asks for one (creating a page, a bot lease).
 
     The session never commits or closes the transaction (`join_transaction_mode="rollback_only"`): the
-    writer does, once for the whole batch, after `finish` wrote what was gathered, flushed the session's
-    objects and ran its before-commit hooks.
+    writer does, once for the whole batch, after `finish` flushed the session's objects and ran its
+    before-commit hooks.
 
     >>> engine = make_engine("sqlite://")
     >>> with engine.connect() as connection, connection.begin():
     ...     transaction = Transaction(connection)
     ...     transaction.session.execute(text("SELECT 1")).scalar()
-    ...     transaction.gathered(lambda connection, items: print(items)).append("a notice")
     ...     transaction.finish()
     1
-    ['a notice']
     """
 
-    __slots__ = ("_gathered", "_session", "connection")
+    __slots__ = ("_session", "connection")
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self._session: Session | None = None
-        self._gathered: dict[Gathering, list[Any]] | None = None
 
     @property
     def session(self) -> Session:
@@ -175,28 +172,14 @@ class Transaction:
             )
         return self._session
 
-    def gathered(self, write: Gathering) -> list[Any]:
-        """The list of items this transaction hands to `write` (with its connection) just before the
-        commit, in the order appended: one list, and one call, per `write`."""
-        if self._gathered is None:
-            self._gathered = {}
-        return self._gathered.setdefault(write, [])
-
     def finish(self) -> None:
-        """Writes what was gathered, then flushes the session's objects and runs its before-commit hooks,
-        if a session was made; the transaction itself is committed by its owner afterwards."""
-        if self._gathered is not None:
-            gathered, self._gathered = self._gathered, None
-            for write, items in gathered.items():
-                if items:
-                    write(self.connection, items)
+        """Flushes the session's objects and runs its before-commit hooks, if a session was made; the
+        transaction itself is committed by its owner afterwards."""
         if self._session is not None:
             self._session.commit()
 
     def close(self) -> None:
-        """Lets go of the session, if one was made, and of anything gathered and not written (the
-        transaction is left to its owner)."""
-        self._gathered = None
+        """Lets go of the session, if one was made (the transaction is left to its owner)."""
         if self._session is not None:
             self._session.close()
             self._session = None

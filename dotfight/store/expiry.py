@@ -2,14 +2,14 @@
 their link answers "expired" (410) rather than "unknown" (404). Pages in play or over are never touched.
 
 Kept apart from `repository.py` (one concept per module); the tombstone table is added by the
-migration `0002_page_expiry`.
+migration `0002_page_expiry`, the index of the pages swept by `0010_setup_pages_index`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import DateTime, Index, String, delete, select
+from sqlalchemy import DateTime, Index, Select, String, and_, delete, literal_column, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from dotfight.store.models import (
@@ -35,8 +35,15 @@ class ExpiredPageRow(Base):
     expired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
 
 
-# Finds idle pages in setup without reading the whole table (created by the same migration).
-Index("ix_pages_phase_updated_at", PageRow.phase, PageRow.updated_at)
+# The pages the sweeper reads: open, still in setup. Literals, not bound parameters: SQLite uses a partial
+# index only for a query whose WHERE holds the index's own terms as written.
+SWEPT = and_(
+    PageRow.status == literal_column("'open'"),
+    PageRow.phase.in_([literal_column(f"'{phase}'") for phase in SETUP_PHASES]),
+)
+# Finds idle pages in setup without reading the whole table, and only those: a move of a page in play
+# (every move changes `updated_at`) writes nothing there (migration 0010; 0002 indexed every page).
+Index("ix_pages_setup_updated_at", PageRow.updated_at, sqlite_where=SWEPT, postgresql_where=SWEPT)
 
 
 def is_expired(session: Session, page_id: str) -> bool:
@@ -44,18 +51,16 @@ def is_expired(session: Session, page_id: str) -> bool:
     return session.get(ExpiredPageRow, page_id) is not None
 
 
+def idle_setup_pages(idle_since: datetime, limit: int) -> Select[str]:
+    """The query of up to `limit` open pages still in setup whose last action came before `idle_since`
+    (read through `ix_pages_setup_updated_at`)."""
+    return select(PageRow.id).where(SWEPT, PageRow.updated_at < idle_since).limit(limit)
+
+
 def expire_idle_setup_pages(session: Session, idle_since: datetime, limit: int = 500) -> list[str]:
     """Deletes up to `limit` open pages still in setup whose last action came before `idle_since`,
     leaving a tombstone for each; returns their ids (the caller commits)."""
-    page_ids = list(
-        session.scalars(
-            select(PageRow.id)
-            .where(PageRow.status == "open")
-            .where(PageRow.phase.in_(SETUP_PHASES))
-            .where(PageRow.updated_at < idle_since)
-            .limit(limit)
-        )
-    )
+    page_ids = list(session.scalars(idle_setup_pages(idle_since, limit)))
     if not page_ids:
         return []
     now = utc_now()

@@ -4,7 +4,7 @@ private state checkpointed in `page_states`, behind the protocol the page author
 Reads open a session of their own (the authority calls them on its reader and engine threads). Writes
 are jobs of the store's own single writer (writer.py, built with the store and closed by it), committed
 with the writes waiting beside them; their futures are answered after the commit. A hook given when the
-store is built runs inside every action's transaction (the PostgreSQL NOTIFY, delivered at commit). The
+store is built makes every action's NOTIFY (PostgreSQL), sent by the action's own statement. The
 bot seat's leases (leases.py) are written by the same writer, through the store's lease methods.
 Whatever the database says is translated here into the protocol's terms: a version taken by another
 process (the conditional UPDATE matching no row, or the log's unique constraint) is `VersionMoved`; a
@@ -14,7 +14,8 @@ SQLAlchemy.
 An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
 that also checks the move_id is not logged yet (the database decides, in the same statement, from the
 log's unique (page, move_id) index — nothing is read first and no move id needs remembering), then the
-INSERT (on PostgreSQL the two are one statement, a data-modifying CTE: one round trip an action); the
+INSERT (on PostgreSQL the two, and the NOTIFY, are one statement, a data-modifying CTE, sent with the
+transaction's BEGIN: one round trip an action before the commit's); the
 move_id is read apart only when the UPDATE matched nothing. The appends waiting side by side in a group
 commit are written with one executemany of each statement; when their UPDATE matches fewer rows than
 it has actions, the writer rolls back and writes them one by one, finding the loser.
@@ -70,9 +71,9 @@ from dotfight.store.writer import AfterCommit, BatchWriter, Job
 
 T = TypeVar("T")
 
-# Runs inside an append's transaction (the PostgreSQL NOTIFY, delivered at commit): (transaction, page,
-# version).
-InTransaction = Callable[[Transaction, str, int], None]
+# The NOTIFY of an action (page, version) that other processes hear at its commit: (channel, payload),
+# sent by the action's own statement (PostgreSQL).
+ActionNotify = Callable[[str, int], appends.Notify]
 
 
 def record_of(row: PageRow) -> PageRecord:
@@ -153,16 +154,18 @@ class SqlPageStore(AppendsAnsweredByFuture):
         busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S,
         min_free_bytes: int = 0,
         view_threads: int = 1,
-        in_transaction: InTransaction | None = None,
+        notify: ActionNotify | None = None,
     ) -> None:
         """Opens the store on a database: its writer (which writes nothing while an SQLite file has
         fewer than `min_free_bytes` free beside it, or is gone) and its views (on `view_threads`
-        threads); `in_transaction` runs inside every action's write transaction."""
+        threads); `notify` makes every action's NOTIFY (PostgreSQL), sent by its own statement."""
+        if notify is not None and database.dialect.name != "postgresql":
+            raise ValueError(f"NOTIFY needs PostgreSQL, not {database.dialect.name}")
         self._sessions = make_session_factory(database)
         file = DatabaseFile.of(database, min_free_bytes)
         self._writer = BatchWriter(database, busy_timeout_s, check=file.problem if file is not None else None)
         self._submit = self._writer.submit
-        self._in_transaction = in_transaction
+        self._notify = notify
         self.views = DatabaseViews(database, self._sessions, view_threads, busy_timeout_s, file)
 
     def close(self) -> None:
@@ -456,9 +459,8 @@ class _Append:
     def __call__(self, transaction: Transaction) -> tuple[Appended, None]:
         page_id, entry = self.page_id, self.entry
         summary = summary_of(self.checkpoint)
-        if not appends.move_on(
-            transaction.connection, page_id, self.expected_version, summary, self.logged_entry(), utc_now()
-        ):
+        move = (page_id, self.expected_version, summary, self.logged_entry())
+        if not appends.move_on(transaction.connection, move, utc_now(), self.notify()):
             # Asked inside the write's transaction: the first answer to a move_id is the only one.
             if entry.move_id is not None:
                 logged = repository.action_by_move_id(transaction.session, page_id, entry.move_id)
@@ -468,16 +470,19 @@ class _Append:
         self.after_move_on(transaction)
         return Appended(entry), None
 
+    def notify(self) -> appends.Notify | None:
+        """The action's NOTIFY, made before its write (its statement sends it only if it moves the row)."""
+        notify = self.store._notify
+        return None if notify is None else notify(self.page_id, self.entry.version)
+
     def after_move_on(self, transaction: Transaction) -> None:
         """The rest of the write once the page row moved on: the checkpoint when it carries the private
-        state, and the hook run in each action's transaction (PostgreSQL's NOTIFY)."""
+        state, and the clock when the move changed it."""
         checkpoint = self.checkpoint
         if checkpoint.state is not None:
             appends.save_state(transaction.connection, self.page_id, checkpoint.version, checkpoint.state)
         if checkpoint.clock is not None:  # in the move's own transaction, never a write of its own
             appends.set_clock(transaction.connection, self.page_id, checkpoint.clock)
-        if self.store._in_transaction is not None:
-            self.store._in_transaction(transaction, self.page_id, self.entry.version)
 
 
 def _appended_together(
@@ -492,7 +497,9 @@ def _appended_together(
         (job.page_id, job.expected_version, summary_of(job.checkpoint), job.logged_entry())
         for job in appending
     ]
-    if not appends.move_on_many(transaction.connection, moves, utc_now()):
+    notify = appending[0].store._notify  # one store's writer: all notify, or none
+    notifies = None if notify is None else [notify(job.page_id, job.entry.version) for job in appending]
+    if not appends.move_on_many(transaction.connection, moves, utc_now(), notifies):
         return None
     for job in appending:
         job.after_move_on(transaction)

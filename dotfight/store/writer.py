@@ -49,6 +49,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 
+from dotfight.store import driver
 from dotfight.store.database import (
     DEFAULT_BUSY_TIMEOUT_S,
     DatabaseUnavailable,
@@ -217,6 +218,8 @@ class BatchWriter:
         if connection is None or connection.closed or connection.invalidated:
             self._let_go()
             connection = self._connection = self._database.connect()
+            if connection.dialect.name == "postgresql":
+                driver.deferring_begin(connection)  # each BEGIN sent with its transaction's first statement
         return connection
 
     def _let_go(self) -> None:

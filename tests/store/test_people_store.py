@@ -125,9 +125,10 @@ def test_a_clock_move_adds_one_update_of_the_page_row_and_reads_nothing(tmp_path
     sql = SqlPageStore(engine)
     try:
         new_page(sql, "p1", clock_at("blue", T0))
-        seen = writer_statements(engine)
+        watched = writer_statements(sql)
         move(sql, "p1", 1, clock_at("red", T0)).result(10)
         move(sql, "p1", 2, None).result(10)
+        seen = watched()
     finally:
         sql.close()
         engine.dispose()

@@ -2,11 +2,12 @@
 log's INSERT in one data-modifying CTE, and every promise of the two statements holds — a move_id
 already logged is answered with its first entry and writes nothing, a stale version is refused and
 writes nothing, the log's unique constraints still refuse (the page row's UPDATE undone with them), a
-group commit's refused write leaves the others, and the NOTIFY is sent only for what committed."""
+group commit's refused write leaves the others, and the NOTIFY is sent only for what committed. Since
+the fourth round the NOTIFY is in the same statement and the BEGIN goes with it (one round trip before
+the commit's), straight on psycopg: watched through libpq's trace (writer_trace.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from datetime import datetime
@@ -14,7 +15,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError
 
 from dotfight.store.database import Transaction, make_engine
@@ -22,32 +23,41 @@ from dotfight.store.migrations import upgrade_to_head
 from dotfight.store.models import PageStateRow
 from dotfight.store.records import Appended, VersionMoved
 from dotfight.store.sql_pages import SqlPageStore
-from tests.store.test_sql_hot_path import Stores, append, checkpoint, entry, held_writer, new_page
+from tests.store.test_sql_hot_path import (
+    Stores,
+    append,
+    checkpoint,
+    entry,
+    held_writer,
+    log_theirs,
+    new_page,
+    writer_of,
+)
+from tests.store.writer_trace import statements, traced
 
 CHANNEL = "dotfight_write_path_test"
 
 
-def notify_on_commit(transaction: Transaction, page_id: str, version: int) -> None:
-    """The store's in-transaction hook as the server's (broadcast.notify_in_transaction): a NOTIFY
-    gathered into the action's transaction, sent just before its commit."""
-    transaction.gathered(send_notifies).append(f"{page_id} {version}")
-
-
-def send_notifies(connection: Any, payloads: list[str]) -> None:
-    for payload in payloads:
-        connection.exec_driver_sql(
-            "SELECT pg_notify(%(channel)s, %(payload)s)", {"channel": CHANNEL, "payload": payload}
-        )
+def notify_on_commit(page_id: str, version: int) -> tuple[str, str]:
+    """The store's NOTIFY of an action as the server's (broadcast.notify_in_transaction), on the test's
+    channel."""
+    return CHANNEL, f"{page_id} {version}"
 
 
 @pytest.fixture
 def pg(postgres_url: str) -> Iterator[Stores]:
     engine = make_engine(postgres_url)
     upgrade_to_head(engine)
-    stores = Stores(engine, SqlPageStore(engine, in_transaction=notify_on_commit))
+    stores = Stores(engine, SqlPageStore(engine, notify=notify_on_commit))
     yield stores
     stores.close()
     engine.dispose()
+
+
+def fresh_notifying(stores: Stores) -> SqlPageStore:
+    """Another store on the same database that NOTIFYs as the first (as another process's)."""
+    stores.others.append(SqlPageStore(stores.engine, notify=notify_on_commit))
+    return stores.others[-1]
 
 
 @pytest.fixture
@@ -63,19 +73,6 @@ def heard(connection: psycopg.Connection[Any]) -> list[str]:
     """The payloads delivered so far (a trivial query lets the connection read what arrived)."""
     connection.execute("SELECT 1")
     return [notice.payload for notice in connection.notifies(timeout=0.2)]
-
-
-def writer_sql(engine: Engine) -> list[tuple[str, bool]]:
-    """Collects each statement the writer thread sends from now on (its first word, and whether it went
-    as one executemany), the lock timeout's SET left out."""
-    seen: list[tuple[str, bool]] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, _parameters: Any, _context: Any, many: bool) -> None:
-        if threading.current_thread().name == "dotfight-writer" and not statement.startswith("SET"):
-            seen.append((statement.split()[0], many))
-
-    event.listen(engine, "before_cursor_execute", record)
-    return seen
 
 
 def page_row(engine: Engine, page_id: str) -> tuple[int, datetime]:
@@ -94,11 +91,14 @@ def logged(engine: Engine, page_id: str) -> list[tuple[int, str | None]]:
     return [(version, move_id) for version, move_id in rows]
 
 
-def test_an_action_is_one_statement_then_its_notify(pg: Stores, listener: psycopg.Connection[Any]) -> None:
+def test_an_action_is_one_round_trip_with_its_begin_and_notify_then_the_commit(
+    pg: Stores, listener: psycopg.Connection[Any]
+) -> None:
     new_page(pg.store, "p1")
-    seen = writer_sql(pg.engine)
+    trips = traced(pg.writer)
     assert append(pg.store, "p1", 1, "m1").result(10) == Appended(entry(1, "m1"))
-    assert seen == [("WITH", False), ("SELECT", False)]  # the move and its log row; the NOTIFY
+    # BEGIN in one pipeline with the statement that moves the page row on, logs the move and NOTIFYs it.
+    assert trips() == [[("BEGIN", 1), ("WITH", 1)], [("COMMIT", 1)]]
     assert append(pg.store, "p1", 2, None).result(10) == Appended(entry(2, None))
     assert page_row(pg.engine, "p1")[0] == 2
     assert logged(pg.engine, "p1") == [(1, "m1"), (2, None)]
@@ -112,10 +112,12 @@ def test_a_logged_move_id_is_answered_with_its_first_entry_and_writes_nothing(
     first = append(pg.store, "p1", 1, "again").result(10)
     before = page_row(pg.engine, "p1")
     assert heard(listener) == ["p1 1"]
-    seen = writer_sql(pg.engine)
-    answer = pg.fresh_store().append("p1", 1, entry(2, "again"), checkpoint(2)).result(10)
+    fresh = fresh_notifying(pg)
+    new_page(fresh, "other")  # the fresh store's writer connected
+    trips = traced(writer_of(fresh))
+    answer = fresh.append("p1", 1, entry(2, "again"), checkpoint(2)).result(10)
     assert answer == Appended(first.entry, duplicate=True)
-    assert [word for word, _ in seen] == ["WITH", "SELECT"]  # matched nothing, so the entry was read
+    assert [word for word, _ in statements(trips())] == ["WITH", "SELECT"]  # matched nothing: read
     assert page_row(pg.engine, "p1") == before
     assert logged(pg.engine, "p1") == [(1, "again")]
     assert heard(listener) == []
@@ -126,12 +128,14 @@ def test_a_stale_version_is_refused_and_writes_nothing(pg: Stores, listener: psy
     append(pg.store, "p1", 1, "m1").result(10)
     before = page_row(pg.engine, "p1")
     assert heard(listener) == ["p1 1"]
-    seen = writer_sql(pg.engine)
+    fresh = fresh_notifying(pg)
+    new_page(fresh, "other")  # the fresh store's writer connected
+    trips = traced(writer_of(fresh))
     with pytest.raises(VersionMoved):
-        pg.fresh_store().append("p1", 0, entry(1, "m-late"), checkpoint(1)).result(10)
+        fresh.append("p1", 0, entry(1, "m-late"), checkpoint(1)).result(10)
     # Refused by the version check (matched nothing, then its move_id looked up: not logged), not left
     # to the log's unique constraint.
-    assert [word for word, _ in seen] == ["WITH", "SELECT"]
+    assert [word for word, _ in statements(trips())] == ["WITH", "SELECT"]
     assert page_row(pg.engine, "p1") == before
     assert logged(pg.engine, "p1") == [(1, "m1")]
     assert heard(listener) == []
@@ -144,13 +148,7 @@ def test_the_logs_unique_version_still_refuses_and_undoes_the_page_rows_update(
     its INSERT breaks the log's unique (page, version): refused as a version moved, the whole statement
     undone (the page row still at 0)."""
     new_page(pg.store, "p1")
-    with pg.engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at)"
-                " VALUES ('p1', 1, 'blue', '{}', '[]', 'theirs', now())"
-            )
-        )
+    log_theirs(pg.engine, "p1", 1)
     before = page_row(pg.engine, "p1")
     with pytest.raises(VersionMoved):
         append(pg.store, "p1", 1, "mine").result(10)
@@ -171,7 +169,7 @@ def test_a_refused_write_in_a_group_commit_leaves_the_others_and_only_theirs_are
     append(pg.store, "c", 1, "c-1").result(10)
     assert heard(listener) == ["b 1", "c 1"]
     release = held_writer(pg)
-    seen = writer_sql(pg.engine)
+    trips = traced(pg.writer)
     answers = [
         append(pg.store, "a", 1, "a-1"),
         append(pg.store, "b", 1, "b-again"),  # written at version 0: the page is at 1
@@ -184,7 +182,7 @@ def test_a_refused_write_in_a_group_commit_leaves_the_others_and_only_theirs_are
         answers[1].result(10)
     assert answers[2].result(10).duplicate is True
     assert answers[3].result(10) == Appended(entry(1, None))
-    assert seen[0] == ("WITH", True)
+    assert statements(trips())[0] == ("WITH", True)
     assert [page_row(pg.engine, page_id)[0] for page_id in ("a", "b", "c", "d")] == [1, 1, 1, 1]
     assert [logged(pg.engine, page_id) for page_id in ("a", "b", "c", "d")] == [
         [(1, "a-1")],
@@ -208,7 +206,7 @@ def test_a_batch_rolled_back_sends_no_notify_and_its_appends_commit_again_once(
 
     def broken(transaction: Transaction) -> tuple[None, None]:
         # The checkpoint of a page that does not exist: refused by its foreign key when the session
-        # flushes, just before the commit (after the gathered NOTIFYs went out).
+        # flushes, just before the commit (after the appends beside it were written and NOTIFYed).
         transaction.session.add(PageStateRow(page_id="no-such-page", version=0, state="{}"))
         return None, None
 
@@ -220,3 +218,22 @@ def test_a_batch_rolled_back_sends_no_notify_and_its_appends_commit_again_once(
     with pytest.raises(IntegrityError):
         failed.result(10)
     assert heard(listener) == ["a 1", "b 1"]
+
+
+def test_a_job_through_sqlalchemy_first_in_its_batch_is_inside_the_transaction(pg: Stores) -> None:
+    """The writer's connection runs in the driver's autocommit mode, its BEGIN sent by the first
+    statement: a statement through SQLAlchemy (an ORM job's) gets it too, so a job that fails after
+    writing leaves nothing written."""
+    new_page(pg.store, "p1")
+    before = page_row(pg.engine, "p1")
+
+    def fails_after_writing(transaction: Transaction) -> tuple[None, None]:
+        transaction.session.execute(text("UPDATE pages SET version = 99 WHERE id = 'p1'"))
+        raise RuntimeError("a bug in the job")
+
+    failed: Future[None] = Future()
+    pg.writer.submit(fails_after_writing, failed, "p1")
+    with pytest.raises(RuntimeError):
+        failed.result(10)
+    assert page_row(pg.engine, "p1") == before
+    assert append(pg.store, "p1", 1, "m1").result(10) == Appended(entry(1, "m1"))  # the writer goes on

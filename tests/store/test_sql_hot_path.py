@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,6 +27,7 @@ from dotfight.store.models import ActionRow, PageStateRow
 from dotfight.store.records import Appended, Checkpoint, LogEntry, PageRecord, SeatRecord, VersionMoved
 from dotfight.store.sql_pages import SqlPageStore
 from dotfight.store.writer import BatchWriter
+from tests.store import writer_trace
 
 STATE = {"private": "state", "soldiers": list(range(50))}
 
@@ -105,24 +106,18 @@ def append(store: SqlPageStore, page_id: str, version: int, move_id: str | None)
     return store.append(page_id, version - 1, entry(version, move_id), checkpoint(version))
 
 
-def writer_statements(engine: Engine) -> list[str]:
-    """Collects the SQL the writer thread sends from now on (PRAGMAs and BEGIN left out)."""
-    seen: list[str] = []
-    writer_thread = "dotfight-writer"
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if threading.current_thread().name == writer_thread and not statement.startswith(("PRAGMA", "BEGIN")):
-            seen.append(" ".join(statement.split()))
-
-    event.listen(engine, "before_cursor_execute", record)
-    return seen
+def writer_statements(store: SqlPageStore) -> Callable[[], list[str]]:
+    """Watches the SQL the store's writer (connected already) sends from now on, its values as `?`
+    (PRAGMAs and the transaction's own left out): read from sqlite3's trace (writer_trace.py)."""
+    return writer_trace.sqlite_traced(writer_of(store))
 
 
 def test_an_action_is_an_update_and_an_insert_with_nothing_read_first(stores: Stores) -> None:
     new_page(stores.store, "p1")
-    seen = writer_statements(stores.engine)
+    watched = writer_statements(stores.store)
     appended = append(stores.store, "p1", 1, "move-1").result(10)
     assert appended == Appended(entry(1, "move-1"))
+    seen = watched()
     assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT"]
     assert seen[0].startswith("UPDATE pages SET")
     assert "WHERE pages.id = ? AND pages.version = ? AND NOT (EXISTS (SELECT actions.id" in seen[0]
@@ -138,8 +133,9 @@ def test_the_private_state_is_checkpointed_in_its_own_table_every_few_versions(s
     with Session(stores.engine) as session:
         kept = session.get(PageStateRow, "p1")
         assert kept is not None and kept.version == 0  # from the page's creation
-    seen = writer_statements(stores.engine)
+    watched = writer_statements(stores.store)
     append(stores.store, "p1", 8, "m8").result(10)
+    seen = watched()
     assert [statement.split()[0] for statement in seen] == ["UPDATE", "INSERT", "UPDATE"]
     assert seen[2].startswith("UPDATE page_states SET")
     loaded = stores.fresh_store().load("p1")
@@ -164,9 +160,12 @@ def test_a_page_without_a_checkpoint_row_gets_one_and_loads_from_its_log(stores:
 def test_a_move_id_in_the_log_is_answered_with_its_first_entry(stores: Stores) -> None:
     new_page(stores.store, "p1")
     first = append(stores.store, "p1", 1, "again").result(10)
-    seen = writer_statements(stores.engine)
-    answer = stores.fresh_store().append("p1", 1, entry(2, "again"), checkpoint(2)).result(10)
+    fresh = stores.fresh_store()
+    new_page(fresh, "other")  # its writer connected
+    watched = writer_statements(fresh)
+    answer = fresh.append("p1", 1, entry(2, "again"), checkpoint(2)).result(10)
     assert answer == Appended(first.entry, duplicate=True)
+    seen = watched()
     # The UPDATE matched nothing (the move_id is logged), so the entry was read; nothing was written.
     assert [statement.split()[0] for statement in seen] == ["UPDATE", "SELECT"]
     with Session(stores.engine) as session:
@@ -199,19 +198,28 @@ def test_a_logged_move_id_in_a_batch_spoils_none_of_the_other_writes(stores: Sto
     assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
 
 
-def writer_executions(engine: Engine) -> list[tuple[str, bool]]:
-    """Collects what the writer thread executes from now on: each statement's first word and whether it
-    went as one executemany (PRAGMAs, BEGIN and PostgreSQL's SET of the lock timeout left out)."""
-    seen: list[tuple[str, bool]] = []
+def writer_executions(stores: Stores) -> Callable[[], list[tuple[str, bool]]]:
+    """Watches what the writer executes from now on: the function returned gives each statement's first
+    word and whether it went as one executemany (PRAGMAs, BEGIN, COMMIT and PostgreSQL's SET of the lock
+    timeout left out). The writer sends its statements straight to the driver: read from libpq's trace
+    or sqlite3's (writer_trace.py)."""
+    if stores.engine.dialect.name == "postgresql":
+        trips = writer_trace.traced(stores.writer)
+        return lambda: writer_trace.statements(trips())
+    statements = writer_trace.sqlite_traced(stores.writer, transactions=True)
+    return lambda: writer_trace.runs(statements())
 
-    def record(_conn: Any, _cursor: Any, statement: str, _parameters: Any, _context: Any, many: bool) -> None:
-        if threading.current_thread().name == "dotfight-writer" and not statement.startswith(
-            ("PRAGMA", "BEGIN", "SET")
-        ):
-            seen.append((statement.split()[0], many))
 
-    event.listen(engine, "before_cursor_execute", record)
-    return seen
+def log_theirs(engine: Engine, page_id: str, version: int) -> None:
+    """Logs `version` of the page as another writer would, without moving its row on (move_id "theirs")."""
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO actions (page_id, version, side, action, events, move_id, created_at)"
+                " VALUES (:page, :version, 'blue', '{}', '[]', 'theirs', :at)"
+            ),
+            {"page": page_id, "version": version, "at": datetime.now(UTC)},
+        )
 
 
 def held_writer(stores: Stores) -> threading.Event:
@@ -232,7 +240,7 @@ def test_a_group_commits_appends_are_one_update_and_one_insert_for_all(any_store
     for page_id in pages:
         new_page(stores.store, page_id)
     release = held_writer(stores)
-    seen = writer_executions(stores.engine)
+    seen = writer_executions(stores)
     answers = [append(stores.store, "a", 1, "a-1"), append(stores.store, "b", 1, None)]
     answers += [append(stores.store, "c", 1, "c-1"), append(stores.store, "d", 1, "d-1")]
     release.set()
@@ -245,9 +253,9 @@ def test_a_group_commits_appends_are_one_update_and_one_insert_for_all(any_store
     # SQLite: one UPDATE for all (executemany), one INSERT for all; PostgreSQL: the two as one statement
     # (a data-modifying CTE), one executemany for all.
     if stores.engine.dialect.name == "postgresql":
-        assert seen == [("WITH", True)]
+        assert seen() == [("WITH", True)]
     else:
-        assert seen == [("UPDATE", True), ("INSERT", True)]
+        assert seen() == [("UPDATE", True), ("INSERT", True)]
     loaded = stores.fresh_store()
     assert [loaded.version(page_id) for page_id in pages] == [1, 1, 1, 1]
     assert [entry.move_id for page_id in pages for entry in loaded.log(page_id, 0)] == [
@@ -280,7 +288,7 @@ def test_a_page_moved_on_in_a_group_commit_is_refused_alone(any_stores: Stores) 
         new_page(stores.store, page_id)
     append(stores.store, "b", 1, "b-1").result(10)
     release = held_writer(stores)
-    seen = writer_executions(stores.engine)
+    seen = writer_executions(stores)
     answers = [
         append(stores.store, "a", 1, "a-1"),
         append(stores.store, "b", 1, "b-again"),  # written at version 0: the page is at 1
@@ -294,11 +302,14 @@ def test_a_page_moved_on_in_a_group_commit_is_refused_alone(any_stores: Stores) 
     if stores.engine.dialect.name == "postgresql":
         # The group's one statement (rolled back), then a: moved and logged; b: matched nothing, SELECT
         # of its move_id (not logged); c: moved and logged.
-        assert seen == [("WITH", True), ("WITH", False), ("WITH", False), ("SELECT", False), ("WITH", False)]
+        one_by_one = [("WITH", False), ("WITH", False), ("SELECT", False), ("WITH", False)]
+        assert seen() == [("WITH", True), *one_by_one]
     else:
-        assert seen[0] == ("UPDATE", True) and "INSERT" not in [word for word, many in seen if many]
+        executed = seen()
+        assert executed[0] == ("UPDATE", True) and "INSERT" not in [word for word, many in executed if many]
         # a: UPDATE, INSERT; b: UPDATE (no row), SELECT of its move_id (not logged); c: UPDATE, INSERT.
-        assert [word for word, _ in seen[1:]] == ["UPDATE", "INSERT", "UPDATE", "SELECT", "UPDATE", "INSERT"]
+        words = [word for word, _ in executed[1:]]
+        assert words == ["UPDATE", "INSERT", "UPDATE", "SELECT", "UPDATE", "INSERT"]
     assert [stores.store.version(page_id) for page_id in ("a", "b", "c")] == [1, 1, 1]
     assert [entry.move_id for entry in stores.store.log("b", 0)] == ["b-1"]
 
@@ -415,3 +426,15 @@ def test_the_logs_json_is_stored_compact_and_what_orjson_refuses_is_stored_too(a
     assert stored == ['{"type":"flick","at":[0.5,1]}', '{"type":"flick","n":1180591620717411303424}']
     loaded = stores.fresh_store().load("p1")
     assert [logged.action for logged in loaded.entries] == [plain.action, huge.action]
+
+
+def test_the_logs_unique_version_refuses_on_the_drivers_cursor_as_through_sqlalchemy(stores: Stores) -> None:
+    """Another writer logged version 1 without moving the page row: the UPDATE matches, the INSERT breaks
+    the log's unique (page, version) on sqlite3's own cursor, and the error comes back as SQLAlchemy
+    raises it (IntegrityError), so the store refuses it as a version moved and nothing is written."""
+    new_page(stores.store, "p1")
+    log_theirs(stores.engine, "p1", 1)
+    with pytest.raises(VersionMoved):
+        append(stores.store, "p1", 1, "mine").result(10)
+    assert stores.fresh_store().version("p1") == 0
+    assert [logged.move_id for logged in stores.store.log("p1", 0)] == ["theirs"]
