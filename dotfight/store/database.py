@@ -116,7 +116,7 @@ def begin_write(connection: Connection, wait_s: float) -> None:
     a `lock_timeout` for the row locks (set on the connection, and only when it changes or a rollback
     undid it), and on the writer's connection the BEGIN left to the transaction's first statement
     (driver.py). The statements go straight to the driver: this runs once per group commit, on the
-    writer's hot path. Called inside `connection.begin()`.
+    writer's hot path. Called at the start of the writer's transaction (writer._transaction).
     """
     # Whole tenths of a second, rounded down (never longer than asked): most batches then find the
     # connection's busy timeout already right and skip the PRAGMA.
@@ -167,6 +167,10 @@ class Transaction:
     def session(self) -> Session:
         """An ORM session in this transaction (made at the first call)."""
         if self._session is None:
+            if not self.connection.in_transaction():
+                # The writer's SQLite transaction is sqlite3's own (writer._transaction): SQLAlchemy's
+                # begun in it first, so the session joins it instead of committing it as its own.
+                self.connection.begin()
             self._session = Session(
                 bind=self.connection, join_transaction_mode="rollback_only", expire_on_commit=False
             )

@@ -55,6 +55,33 @@ def rows_written(connection: Connection, sql: str, parameters: Parameters | Sequ
     return rowcount
 
 
+def commit(connection: Connection) -> None:
+    """Commits the driver's open transaction on the connection (one SQLAlchemy never began: the
+    writer's BEGIN IMMEDIATE on SQLite), its error raised as SQLAlchemy raises it."""
+    driver = connection.connection.dbapi_connection
+    assert driver is not None
+    try:
+        driver.commit()
+    except connection.dialect.loaded_dbapi.Error as error:
+        raise _as_sqlalchemy_raises(connection, error, "COMMIT", (), False) from error
+
+
+def rollback(connection: Connection) -> None:
+    """Rolls the driver's open transaction on the connection back, SQLAlchemy's first if it began one
+    (a statement through it autobegins); a connection already gone has nothing to roll back."""
+    if connection.invalidated or connection.closed:
+        return
+    if connection.in_transaction():
+        connection.rollback()
+        return
+    driver = connection.connection.dbapi_connection
+    if driver is not None:
+        try:
+            driver.rollback()
+        except connection.dialect.loaded_dbapi.Error as error:
+            raise _as_sqlalchemy_raises(connection, error, "ROLLBACK", (), False) from error
+
+
 def _execute(cursor: Any, sql: str, parameters: Any) -> None:
     if isinstance(parameters, list):
         cursor.executemany(sql, parameters)

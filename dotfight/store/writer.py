@@ -38,6 +38,7 @@ pool's pre-ping used to do at every checkout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
@@ -239,7 +240,7 @@ class BatchWriter:
         committing = False
         try:
             connection = self._connected()
-            with connection.begin():  # committed on leaving the block, rolled back on an error
+            with _transaction(connection):  # committed on leaving the block, rolled back on an error
                 begin_write(connection, wait_s)
                 transaction = Transaction(connection)
                 try:
@@ -282,6 +283,33 @@ class BatchWriter:
                 except Exception:  # the write is committed: its caller must still hear so
                     logger.exception("an after-commit hook failed")
             job.future.set_result(result)
+
+
+@contextlib.contextmanager
+def _transaction(connection: Connection) -> Iterator[None]:
+    """The batch's transaction: committed when the block ends, rolled back when it raises.
+
+    On SQLite the writer's BEGIN IMMEDIATE (begin_write) opens it on sqlite3 itself, and sqlite3 commits
+    it, without SQLAlchemy's transaction (its begin, commit and their events cost more than the
+    statements of an action, which go to the driver too); a job that runs a statement through SQLAlchemy
+    makes it begin its own in the same transaction, and SQLAlchemy's commit then ends both.
+    """
+    if connection.dialect.name != "sqlite":
+        with connection.begin():
+            yield
+        return
+    try:
+        yield
+        if connection.in_transaction():
+            connection.commit()
+        else:
+            driver.commit(connection)
+    except BaseException:
+        try:
+            driver.rollback(connection)  # a failed commit (a full disk) leaves sqlite3's transaction open
+        except Exception:  # the batch's own error says more; nothing was committed either way
+            logger.debug("the writer's rollback failed", exc_info=True)
+        raise
 
 
 def _lost_connection(error: BaseException) -> bool:
