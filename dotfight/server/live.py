@@ -61,6 +61,7 @@ class PageSocket:
 
     # One per open socket, for as long as the page is open on a phone: no dictionary of its own.
     __slots__ = (
+        "_address",
         "_bucket",
         "_connection",
         "_greeted",
@@ -71,10 +72,13 @@ class PageSocket:
         "_services",
     )
 
-    def __init__(self, services: Services, page_id: str, connection: Connection) -> None:
+    def __init__(self, services: Services, page_id: str, connection: Connection, address: str) -> None:
         self._services = services
         self._page_id = page_id
         self._connection = connection
+        # The client's address (`deps.client_key`), whose action budget each action spends: one socket's
+        # never changes, so it is read once, not per action.
+        self._address = address
         self._seat: Seat | None = None
         self._joined = False
         self._greeted = False  # a readable hello arrived (it may still be refused)
@@ -192,8 +196,7 @@ class PageSocket:
             connection.send_json(error_message(error, message.move_id))
             return
         try:
-            address = client_key(self._connection.websocket)
-            self._services.actions.spend(self._page_id, self._seat.label, address)
+            self._services.actions.spend(self._page_id, self._seat.label, self._address)
             if is_claim(message.action):
                 applied = await answer_claim(
                     self._services, self._page_id, self._seat, message.version, message.move_id
@@ -253,7 +256,7 @@ async def serve_page_socket(
         connection.close_soon(CLOSE_TOO_MANY_SOCKETS, error.message)
         await connection.finish()
         return
-    socket = PageSocket(services, page_id, connection)
+    socket = PageSocket(services, page_id, connection, address)
     try:
         await socket.serve(receive or websocket.receive)
     except Exception:

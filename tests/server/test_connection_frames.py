@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from starlette.websockets import WebSocketState
-from websockets.frames import Frame
+from websockets.frames import Frame, Opcode
 
 from dotfight.server.pages.wire import text_frame
 from dotfight.server.rooms import Connection
@@ -93,3 +93,11 @@ async def test_a_broadcast_is_framed_once_for_every_socket_of_the_page() -> None
     frames = [phone.frames[0] for phone in phones]
     assert frames[0] == text_frame('{"type":"events","version":1,"events":[]}')
     assert all(frame is frames[0] for frame in frames)  # one bytes object, not one a socket
+
+
+def test_a_text_frame_is_what_websockets_makes_at_every_length_encoding() -> None:
+    # Each side of the 7-bit, 16-bit and 64-bit lengths (RFC 6455 5.2), and text that is not ASCII (the
+    # length is the UTF-8 bytes', not the characters').
+    for text in ["", "a" * 125, "a" * 126, "é" * 63, "é" * 64, "a" * 65535, "a" * 65536, "€" * 30000]:
+        made = Frame(Opcode.TEXT, text.encode()).serialize(mask=False, extensions=[])
+        assert text_frame(text) == made, len(text.encode())

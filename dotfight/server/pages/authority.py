@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -227,9 +226,10 @@ PageWrite = Callable[[PageRecord, Checkpoint, Sequence[SeatRecord]], Future[Any]
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def checkpoint_of(state: State) -> Checkpoint:
+def checkpoint_of(state: State, clock: ClockState | None = None) -> Checkpoint:
     """The store's summary of a page at `state`, with the private state every
-    `checkpoint_interval` versions and at the end."""
+    `checkpoint_interval` versions and at the end, and on a page with a clock its `clock` after the
+    action (made here at once: a `dataclasses.replace` of the summary cost a clocked action ~1.5 µs more)."""
     keep = state.version % checkpoint_interval(state) == 0 or state.phase == "over"
     return Checkpoint(
         version=state.version,
@@ -238,6 +238,7 @@ def checkpoint_of(state: State) -> Checkpoint:
         winner=state.winner,
         status=status_of(state),
         state=state.to_json() if keep else None,
+        clock=None if clock is None else clock_update(clock),
     )
 
 
@@ -281,6 +282,43 @@ def engine_refusal(error: EngineError) -> EngineRefusal:
     return EngineRefusal(code, error.message, reason=error.reason)
 
 
+class _PageLock:
+    """One page's asyncio lock, kept in its authority's table while an action holds or waits for it.
+
+    A plain dict entry counted by its users: with a `WeakValueDictionary` every uncontended action made
+    a new `asyncio.Lock` and a weak reference with its callback (an uncontended `async with` 5.1–6.9 µs
+    against 2.0–3.8 in loops of 100 000 on the shared machine)."""
+
+    __slots__ = ("_lock", "_page_id", "_table", "_users")
+
+    def __init__(self, table: dict[str, _PageLock], page_id: str) -> None:
+        self._table = table
+        self._page_id = page_id
+        self._lock = asyncio.Lock()
+        self._users = 0
+
+    def locked(self) -> bool:
+        """Tells whether an action holds the page."""
+        return self._lock.locked()
+
+    async def __aenter__(self) -> None:
+        self._users += 1
+        try:
+            await self._lock.acquire()
+        except BaseException:  # cancelled while waiting: no longer a user
+            self._let_go()
+            raise
+
+    async def __aexit__(self, *_: object) -> None:
+        self._lock.release()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        self._users -= 1
+        if self._users == 0 and self._table.get(self._page_id) is self:
+            del self._table[self._page_id]
+
+
 class PageAuthority:
     """Creates pages, applies actions and reads pages, with one writer per page at a time."""
 
@@ -303,7 +341,8 @@ class PageAuthority:
         self._engine = EngineWorkers(capacity.engine_processes, capacity.engine_timeout_s)
         self._pages: LruCache[str, LoadedPage] = LruCache(capacity.cache_pages)
         self._seat_hashes: LruCache[str, tuple[tuple[str, str | None], ...]] = LruCache(capacity.cache_pages)
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # The lock of each page with an action under way or waiting (gone with its last user).
+        self._locks: dict[str, _PageLock] = {}
         self._listeners: list[Listener] = []
         # On PostgreSQL: each action's notice to the other processes, handed to the NOTIFY hook; and the
         # moves they committed of pages this process serves, applied to the state in memory lazily (the
@@ -324,12 +363,12 @@ class PageAuthority:
         self._engines.shutdown()
         self._readers.shutdown(wait=True)
 
-    def page_lock(self, page_id: str) -> asyncio.Lock:
-        """Returns the lock held while an action of this page is applied, stored and announced."""
+    def page_lock(self, page_id: str) -> _PageLock:
+        """Returns the lock held while an action of this page is applied, stored and announced (an
+        async context manager; the page's entry goes with its last user)."""
         lock = self._locks.get(page_id)
         if lock is None:
-            lock = asyncio.Lock()
-            self._locks[page_id] = lock
+            lock = self._locks[page_id] = _PageLock(self._locks, page_id)
         return lock
 
     def forget(self, page_id: str) -> None:
@@ -673,7 +712,8 @@ class PageAuthority:
         with a clock; as it is on any other."""
         if page.clock is None:
             return applied
-        return replace(applied, clock=page.clock_view(self.now()))
+        # Made whole, not by `dataclasses.replace` (its field walk: 2.8 against 1.3 µs).
+        return Applied(applied.version, applied.events, applied.duplicate, page.clock_view(self.now()))
 
     def _replies_on(self, loop: asyncio.AbstractEventLoop) -> LoopReplies:
         """The answers to this loop's actions (one per loop: the server has one, tests make several)."""
@@ -790,9 +830,7 @@ class PageAuthority:
         entry, new_state, applied, clock = move
         page_id = page.meta.id
         moved_on = LoadedPage(page.meta, new_state, clock)
-        checkpoint = checkpoint_of(new_state)
-        if clock is not None:
-            checkpoint = replace(checkpoint, clock=clock_update(clock))
+        checkpoint = checkpoint_of(new_state, clock)
         notices = self.notices
         if notices is not None:
             notices.hand(page_id, entry.version, self._notice(moved_on, move))

@@ -10,10 +10,14 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import orjson
-from websockets.frames import Frame, Opcode
 
 # The key of a socket's `FrameSink` in its ASGI scope (put there by transport.LeanWebSocketProtocol).
 FRAME_SINK_KEY = "dotfight.frames"
+
+# A final text frame's first byte, and with it the second of a 16-bit and of a 64-bit length.
+_FIN_TEXT = 0x81
+_FIN_TEXT_16 = bytes((_FIN_TEXT, 126))
+_FIN_TEXT_64 = bytes((_FIN_TEXT, 127))
 
 
 class FrameSink(Protocol):
@@ -37,13 +41,21 @@ def frame_sink_of(scope: Mapping[str, Any]) -> FrameSink | None:
 
 def text_frame(text: str) -> bytes:
     """Serialises `text` as one whole, unmasked WebSocket text frame, as websockets' server side does
-    with no extension: the same bytes for every socket, so a message for a page's sockets is framed
-    once, not once per socket.
+    with no extension (RFC 6455 5.2: FIN and the text opcode, then the length in 7, 7+16 or 7+64 bits):
+    the same bytes for every socket, so a message for a page's sockets is framed once, not once per
+    socket. Made by hand: websockets' `Frame.serialize` spends a microsecond more on checks and its
+    extensions' loop (1.45 against 0.43 µs for an events message of 0.5 KB; tests hold the bytes equal).
 
     >>> text_frame('{"a":1}')
     b'\\x81\\x07{"a":1}'
     """
-    return Frame(Opcode.TEXT, text.encode()).serialize(mask=False, extensions=[])
+    data = text.encode()
+    size = len(data)
+    if size < 126:
+        return bytes((_FIN_TEXT, size)) + data
+    if size < 65536:
+        return _FIN_TEXT_16 + size.to_bytes(2, "big") + data
+    return _FIN_TEXT_64 + size.to_bytes(8, "big") + data
 
 
 def compact_json(message: dict[str, Any]) -> str:
