@@ -39,7 +39,21 @@ class BaseArrays:
     and `routes[i]` the ids of the other walls of wall i's side (where a send from it may walk).
     """
 
-    __slots__ = ("all_r2", "code", "n_bases", "near2", "own", "r2", "r2s", "routes", "x", "xs", "y", "ys")
+    __slots__ = (
+        "all_r2",
+        "code",
+        "n_bases",
+        "near2",
+        "near2_against",
+        "own",
+        "r2",
+        "r2s",
+        "routes",
+        "x",
+        "xs",
+        "y",
+        "ys",
+    )
 
     def __init__(self, state: State) -> None:
         bases = state.bases
@@ -59,6 +73,14 @@ class BaseArrays:
         self.r2s: list[float] = r2 + [dot_r * dot_r] * len(state.soldiers)
         self.all_r2: FloatArray = np.array(self.r2s, dtype=np.float64)
         self.near2: FloatArray = self.all_r2 + NEAR_SLACK
+        # The coarse test a flick of each side makes: its own men's dots left out (-1, below any squared
+        # distance), since the ink passes through them; they are then never solved in Python only to be
+        # dropped. A soldier's side never changes, and these views live only while the soldiers' ids do.
+        self.near2_against: dict[str, FloatArray] = {}
+        for side in SIDES:
+            near2 = self.near2.copy()
+            near2[self.n_bases :][np.array([s.side == side for s in state.soldiers], dtype=bool)] = -1.0
+            self.near2_against[side] = near2
         self.own: dict[str, tuple[int, ...]] = {
             side: tuple(i for i, b in enumerate(bases) if b.side == side) for side in SIDES
         }
@@ -151,11 +173,12 @@ class Arrays:
         fixed, soldiers = self.fixed, self.described
         n_bases, r2s = fixed.n_bases, fixed.r2s
         met: list[tuple[int, float, float]] = []
-        for i in circles_near_line(self.centres, fixed.near2, px, py, ux, uy):
+        # The coarse test leaves the flicker's own side out (`near2_against`): his own dot among them.
+        for i in circles_near_line(self.centres, fixed.near2_against[side], px, py, ux, uy):
             if i >= n_bases:
                 target = soldiers[i - n_bases]
-                if not target.alive or target.side == side:
-                    continue  # crossed out already, or his own side's (the flicker's own dot among them)
+                if not target.alive:
+                    continue  # crossed out already
                 ex = px - target.x
                 ey = py - target.y
             else:
