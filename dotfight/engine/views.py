@@ -92,7 +92,7 @@ class BaseArrays:
 class Arrays:
     """Numpy and byte views of one state for the snipe and lunge hot paths.
 
-    `centres` holds every circle's centre (x, y) as a row, bases first, then soldiers' dots (`all_x`
+    `centres` holds every circle's centre as a row (x, y, 1), bases first, then soldiers' dots (`all_x`
     and `all_y` are its columns; their squared radii are the bases' views', `all_r2`). `home[j]` is the
     base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall does;
     `counted[j]` (0 or 1) tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base
@@ -102,7 +102,7 @@ class Arrays:
 
     __slots__ = ("centres", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
 
-    centres: FloatArray  # shape (circles, 2)
+    centres: FloatArray  # shape (circles, 3): x, y and 1 (`geometry.circles_near_line`'s rows)
     n_bases: int
     home: array[int]
     counted: array[int]
@@ -205,8 +205,12 @@ class Arrays:
         soldiers = new.described = state.soldiers
         fixed = new.fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
-        xy = (fixed.xs + [s.x for s in soldiers], fixed.ys + [s.y for s in soldiers])
-        new.centres = centres = np.array(xy, dtype=np.float64).T.copy()  # a row a circle
+        rows = (
+            fixed.xs + [s.x for s in soldiers],
+            fixed.ys + [s.y for s in soldiers],
+            [1.0] * (n_bases + len(soldiers)),
+        )
+        new.centres = centres = np.array(rows, dtype=np.float64).T.copy()  # a row (x, y, 1) a circle
         home, counted, garrison = wall_holders(
             centres[n_bases:, 0],
             centres[n_bases:, 1],
@@ -252,7 +256,7 @@ class Arrays:
             soldier = state.soldiers[j]
             if counted[j]:
                 garrison[home[j]] -= 1
-            centres[n_bases + j] = soldier.x, soldier.y
+            centres[n_bases + j] = soldier.x, soldier.y, 1.0
             home[j] = wall = enclosing_wall(state, soldier.x, soldier.y)
             # `holds`, for the wall known to enclose him: he stands, for that wall's side.
             held = wall < n_bases and standing(soldier, bases[wall].side)
