@@ -12,6 +12,7 @@ from dotfight.engine import RuleSet, State, apply, new_page, resolve_lunge, reso
 from dotfight.engine.geometry import circles_near_line
 from dotfight.engine.state import evolve
 from dotfight.engine.values import Turn
+from tests.engine.conftest import Page, flick
 from tests.engine.strategies import play_page
 
 
@@ -77,3 +78,24 @@ def test_the_coarse_test_leaves_out_only_the_flickers_own_men(side: str) -> None
         every = circles_near_line(arrays.centres, fixed.near2, px, py, ux, uy)
         masked = circles_near_line(arrays.centres, fixed.near2_against[side], px, py, ux, uy)
         assert masked == [i for i in every if i not in own]
+
+
+def test_pages_with_the_same_bases_but_other_men_do_not_share_the_own_side_mask() -> None:
+    # Built by hand, two pages may hold the same bases (here none) and as many men, on other sides: the
+    # bases' views they share would leave the wrong men out of the coarse test.
+    first, second = Page(), Page()
+    first.man("blue", 500, 1300, "gun")
+    first.man("blue", 500, 1200, "friend")
+    first.man("red", 100, 100, "far")
+    first.man("red", 900, 100, "farther")
+    first_state = first.build()
+    _, events = flick(first_state, "blue", "gun", "snipe", (0, -150))
+    assert [e["type"] for e in events] == ["ink", "turn"]  # his friend is passed freely
+    second.man("blue", 500, 1300, "gun")
+    second.man("red", 500, 1200, "foe")
+    second.man("blue", 100, 100, "far")
+    second.man("red", 900, 100, "farther")
+    second_state = second.build()
+    _, events = flick(second_state, "blue", "gun", "snipe", (0, -150))
+    assert [e["type"] for e in events] == ["ink", "crossed_out", "turn"]
+    assert events[1]["soldier"] == "foe"
