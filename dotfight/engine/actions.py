@@ -141,6 +141,12 @@ def parse_action(state: State, action: object) -> Action:
             "unknown_action", f"unknown action type {quoted(kind)}; expected one of {', '.join(_PLAYED)}"
         )
     _exact_fields(action, _FIELDS[kind], kind)
+    if kind == "flick":  # first: nearly every action of a page in play
+        return Flick(
+            _soldier_id(state, action["soldier"], "soldier"),
+            _kind(action["kind"]),
+            _vector(state, action["vector"]),
+        )
     if kind == "draw_base":
         return DrawBase(
             _coordinate(state, action, "x"), _coordinate(state, action, "y"), _length(state, action, "r")
@@ -151,12 +157,6 @@ def parse_action(state: State, action: object) -> Action:
         return Position(_positions(state, action["soldiers"]))
     if kind == "ready":
         return Ready()
-    if kind == "flick":
-        return Flick(
-            _soldier_id(state, action["soldier"], "soldier"),
-            _kind(action["kind"]),
-            _vector(state, action["vector"]),
-        )
     if kind == "send":
         return Send(
             _base_id(state, action["from"], "from"),
@@ -186,6 +186,8 @@ def _exact_fields(action: dict[Any, Any], allowed: frozenset[str], kind: str) ->
 
 
 def _number(value: object, name: str) -> float:
+    if type(value) is float and math.isfinite(value):
+        return value  # the usual case (JSON's numbers with a point): nothing to convert or refuse
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise MalformedAction("not_a_number", f"{name} must be a number, got {quoted(value)}")
     try:

@@ -39,21 +39,21 @@ def circles_near_line(
 ) -> list[int]:
     """Returns the indexes of the circles the whole line through P along u comes (about) within reach of:
     those whose centre lies no farther than the radius from the line, `|u × (C − P)|² ≤ r²` (`centres`
-    holds each circle's (x, y) as a row, `near2` its r² + `NEAR_SLACK`). Callers solve these few
-    exactly with `quadratic_roots`.
+    holds each circle's centre as a row (x, y, 1), `near2` its r² + `NEAR_SLACK`). Callers solve these
+    few exactly with `quadratic_roots`.
 
     Three unit circles at (0, 5), (10, 0) and (0, −5); the x axis passes only through the second:
 
-    >>> centres, near2 = np.array([[0.0, 5.0], [10.0, 0.0], [0.0, -5.0]]), np.ones(3) + NEAR_SLACK
-    >>> circles_near_line(centres, near2, 0.0, 0.0, 1.0, 0.0)
+    >>> centres = np.array([[0.0, 5.0, 1.0], [10.0, 0.0, 1.0], [0.0, -5.0, 1.0]])
+    >>> circles_near_line(centres, np.ones(3) + NEAR_SLACK, 0.0, 0.0, 1.0, 0.0)
     [1]
     """
     # Few numpy steps, in place where possible: on ~70 circles each step costs far more than its
-    # arithmetic (one dot product for u × C, then the offset of P). The slack is on the squared radius
-    # already: the coarse test only has to keep every circle the exact one counts, and one it adds or
-    # drops at the slack's edge misses the line by ~1e-3 (the exact test finds no root for it anyway).
-    offside = centres.dot((-uy, ux))
-    offside -= py * ux - px * uy
+    # arithmetic. One dot product gives u × (C − P) for every circle, the rows' third column (1) carrying
+    # the line's own offset u × P. The slack is on the squared radius already: the coarse test only has
+    # to keep every circle the exact one counts, and one it adds or drops at the slack's edge misses the
+    # line by ~1e-3 (the exact test finds no root for it anyway), whatever the rounding of the sum.
+    offside = centres.dot((-uy, ux, px * uy - py * ux))
     offside *= offside
     result: list[int] = (offside <= near2).nonzero()[0].tolist()
     return result

@@ -23,13 +23,16 @@ _WALL, _MAN = 0, 1  # at equal distance the wall is met before the man behind it
 MAX_EVENTS_PER_RUN = 10_000
 
 
-def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) -> tuple[State, list[Event]]:
+def resolve_lunge(
+    state: State, soldier_id: str, vector: tuple[float, float], *, counted_turn: Turn | None = None
+) -> tuple[State, list[Event]]:
     """Resolves a legal lunge by `soldier_id` along `vector`: returns the new state and its events
     (ink, walls and crosses in order along the run, the landing, then `game_over`/`phase` or `bonus`).
 
     When the turn has a chain pending for this soldier, this is link `chain.link`: its launch spread
     grows by `lunge_link_shake × link` and it spends one chain credit. The caller has checked legality
-    and counted a normal flick; this is the hot path the benchmark times.
+    and counted a normal flick: in the state's turn, or in `counted_turn` as `resolve_snipe` takes it.
+    This is the hot path the benchmark times.
 
     A third-power lunge up out of blue's centre base, landing in no man's land:
 
@@ -48,12 +51,12 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
     runner = state.soldiers[index]
     side = runner.side
     enemy = other_side(side)
-    turn = state.turn
+    turn = state.turn if counted_turn is None else counted_turn
     chain = turn.chain if turn is not None else None
     if chain is not None and chain.soldier != soldier_id:
         chain = None  # only the chain's own lunger spends its credits
     link = chain.link if chain is not None else 0
-    steady = steadiness(state)
+    steady = steadiness(state)  # counting a flick leaves its last stand as it was
     seed, draw = state.seed, state.rng
 
     dx, dy = vector
@@ -168,6 +171,8 @@ def resolve_lunge(state: State, soldier_id: str, vector: tuple[float, float]) ->
     ink = Ink(side, "lunge", soldier_id, tuple(points), t, length)
     events: list[Event] = [{"type": "ink", **ink.to_json()}, *along]
     changes: dict[str, object] = {"rng": draw, "ink": (*state.ink, ink)}
+    if counted_turn is not None:
+        changes["turn"] = counted_turn
     if over and state.phase != "over":
         winner = side if enemy_wiped else enemy
         events.append(phase_over_event())

@@ -201,7 +201,8 @@ def send_options(state: State, side: Side) -> dict[str, Any]:
     most = 0
     for i in own:
         inside = men[i]
-        walkers = [man for man in inside if man != lunger] if lunger in inside else [*inside]
+        # (No lunger is the usual case: asked first, it spares a scan of the men inside.)
+        walkers = [*inside] if lunger is None or lunger not in inside else [m for m in inside if m != lunger]
         if not walkers:
             continue
         source = bases[i].id

@@ -73,7 +73,9 @@ class State:
     def base_arrays(self) -> BaseArrays:
         """Numpy arrays of the bases (and every circle's squared radius); shared by the pages with the same
         layout (every quick set-up of a preset): never written after they are made."""
-        key = ("base_arrays", self.bases, len(self.soldiers), self.rules.dot_radius)
+        # The soldiers' sides are part of the layout: the coarse line test leaves each side's own men out
+        # (`BaseArrays.near2_against`), and a state built by hand may give the same bases other men.
+        key = ("base_arrays", self.bases, tuple([s.side for s in self.soldiers]), self.rules.dot_radius)
         return shared_view(key, lambda: BaseArrays(self))
 
     @cached_property

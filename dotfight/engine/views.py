@@ -39,7 +39,21 @@ class BaseArrays:
     and `routes[i]` the ids of the other walls of wall i's side (where a send from it may walk).
     """
 
-    __slots__ = ("all_r2", "code", "n_bases", "near2", "own", "r2", "r2s", "routes", "x", "xs", "y", "ys")
+    __slots__ = (
+        "all_r2",
+        "code",
+        "n_bases",
+        "near2",
+        "near2_against",
+        "own",
+        "r2",
+        "r2s",
+        "routes",
+        "x",
+        "xs",
+        "y",
+        "ys",
+    )
 
     def __init__(self, state: State) -> None:
         bases = state.bases
@@ -59,6 +73,14 @@ class BaseArrays:
         self.r2s: list[float] = r2 + [dot_r * dot_r] * len(state.soldiers)
         self.all_r2: FloatArray = np.array(self.r2s, dtype=np.float64)
         self.near2: FloatArray = self.all_r2 + NEAR_SLACK
+        # The coarse test a flick of each side makes: its own men's dots left out (-1, below any squared
+        # distance), since the ink passes through them; they are then never solved in Python only to be
+        # dropped. A soldier's side never changes, and these views live only while the soldiers' ids do.
+        self.near2_against: dict[str, FloatArray] = {}
+        for side in SIDES:
+            near2 = self.near2.copy()
+            near2[self.n_bases :][np.array([s.side == side for s in state.soldiers], dtype=bool)] = -1.0
+            self.near2_against[side] = near2
         self.own: dict[str, tuple[int, ...]] = {
             side: tuple(i for i, b in enumerate(bases) if b.side == side) for side in SIDES
         }
@@ -70,7 +92,7 @@ class BaseArrays:
 class Arrays:
     """Numpy and byte views of one state for the snipe and lunge hot paths.
 
-    `centres` holds every circle's centre (x, y) as a row, bases first, then soldiers' dots (`all_x`
+    `centres` holds every circle's centre as a row (x, y, 1), bases first, then soldiers' dots (`all_x`
     and `all_y` are its columns; their squared radii are the bases' views', `all_r2`). `home[j]` is the
     base whose wall encloses soldier j's centre (bases never overlap), or `n_bases` when no wall does;
     `counted[j]` (0 or 1) tells whether he holds that wall (`flick.holds`); `garrison[i]` counts base
@@ -80,7 +102,7 @@ class Arrays:
 
     __slots__ = ("centres", "counted", "described", "fixed", "garrison", "home", "men", "n_bases")
 
-    centres: FloatArray  # shape (circles, 2)
+    centres: FloatArray  # shape (circles, 3): x, y and 1 (`geometry.circles_near_line`'s rows)
     n_bases: int
     home: array[int]
     counted: array[int]
@@ -151,11 +173,12 @@ class Arrays:
         fixed, soldiers = self.fixed, self.described
         n_bases, r2s = fixed.n_bases, fixed.r2s
         met: list[tuple[int, float, float]] = []
-        for i in circles_near_line(self.centres, fixed.near2, px, py, ux, uy):
+        # The coarse test leaves the flicker's own side out (`near2_against`): his own dot among them.
+        for i in circles_near_line(self.centres, fixed.near2_against[side], px, py, ux, uy):
             if i >= n_bases:
                 target = soldiers[i - n_bases]
-                if not target.alive or target.side == side:
-                    continue  # crossed out already, or his own side's (the flicker's own dot among them)
+                if not target.alive:
+                    continue  # crossed out already
                 ex = px - target.x
                 ey = py - target.y
             else:
@@ -182,8 +205,12 @@ class Arrays:
         soldiers = new.described = state.soldiers
         fixed = new.fixed = state.base_arrays
         n_bases = new.n_bases = fixed.n_bases
-        xy = (fixed.xs + [s.x for s in soldiers], fixed.ys + [s.y for s in soldiers])
-        new.centres = centres = np.array(xy, dtype=np.float64).T.copy()  # a row a circle
+        rows = (
+            fixed.xs + [s.x for s in soldiers],
+            fixed.ys + [s.y for s in soldiers],
+            [1.0] * (n_bases + len(soldiers)),
+        )
+        new.centres = centres = np.array(rows, dtype=np.float64).T.copy()  # a row (x, y, 1) a circle
         home, counted, garrison = wall_holders(
             centres[n_bases:, 0],
             centres[n_bases:, 1],
@@ -229,7 +256,7 @@ class Arrays:
             soldier = state.soldiers[j]
             if counted[j]:
                 garrison[home[j]] -= 1
-            centres[n_bases + j] = soldier.x, soldier.y
+            centres[n_bases + j] = soldier.x, soldier.y, 1.0
             home[j] = wall = enclosing_wall(state, soldier.x, soldier.y)
             # `holds`, for the wall known to enclose him: he stands, for that wall's side.
             held = wall < n_bases and standing(soldier, bases[wall].side)
