@@ -61,6 +61,28 @@ class RefusedMessage(Exception):
 
 
 TOO_DEEP = ApiError("bad_request", "the JSON is nested too deeply")
+# Text nested deeper than this is refused as too deep before json reads it. json's C parser counts its
+# nesting against the interpreter's recursion limit, so past a few hundred levels whether it gave up
+# (too deep) or first met the text's own fault (not JSON) hung on how deep the caller's stack was: one
+# message was refused in other words from one call site to the next. Far beyond MAX_JSON_DEPTH, far
+# below the limit less any stack the server runs on.
+DEEPEST_READ = 256
+# A JSON string (escapes included): its brackets do not nest.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    """Tells whether the text's brackets, outside its strings, open more than `limit` deep at some
+    point (counted as written: a fault elsewhere in the text does not matter)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # every message but a hostile one: too few brackets to nest that deep
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        depth = depth + 1 if bracket in "[{" else depth - 1
+        if depth > limit:
+            return True
+    return False
 
 
 def parse_client_message(text: str) -> Parsed:
@@ -78,6 +100,8 @@ def parse_slowly(text: str) -> Parsed:
     The JSON is read as Python reads it (NaN and Infinity included), so that an action carrying a
     non-finite number is still answered under its move_id; the number itself is refused by the schema.
     """
+    if _nested_deeper_than(text, DEEPEST_READ):
+        raise RefusedMessage(TOO_DEEP, hello=False)
     try:
         raw = json.loads(text)
     except ValueError as error:

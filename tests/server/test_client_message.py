@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dotfight.server.client_message import (
+    DEEPEST_READ,
+    TOO_DEEP,
     Parsed,
     QuickAction,
     RefusedMessage,
@@ -168,3 +170,32 @@ def test_what_the_fast_path_cannot_vouch_for_goes_the_slow_path(text: str) -> No
         parsed = parse_client_message(text)
         assert isinstance(parsed, ActionMessage) and parsed.action["n"] == 2**64
         assert type(parsed.action["n"]) is int and not math.isnan(parsed.action["n"])
+
+
+def _from_deeper_in_the_stack(frames: int, text: str) -> tuple[str, Any]:
+    """`outcome(parse_slowly, text)` called `frames` Python calls further down the stack."""
+    if frames == 0:
+        return outcome(parse_slowly, text)
+    return _from_deeper_in_the_stack(frames - 1, text)
+
+
+@pytest.mark.parametrize("depth", [257, 700, 2000])
+@pytest.mark.parametrize("fault", ["x", "", "]" * 3])
+def test_a_deep_message_is_refused_in_the_same_words_wherever_it_is_read_from(depth: int, fault: str) -> None:
+    # json's C parser counts nesting against the recursion limit: "[" * 700 then a fault read from a
+    # shallow stack was "not JSON", from 400 frames down "nested too deeply" (the CI run that found
+    # it had the fast path's slow fallback one frame deeper than the test's own call).
+    text = "[" * depth + fault
+    shallow = outcome(parse_slowly, text)
+    assert shallow == ("refused", (TOO_DEEP.code, TOO_DEEP.message, TOO_DEEP.extra, False))
+    assert _from_deeper_in_the_stack(400, text) == shallow
+    assert outcome(parse_client_message, text) == shallow
+
+
+def test_a_message_nested_as_deep_as_is_read_is_judged_by_json_and_the_schema() -> None:
+    # Brackets inside strings do not count, and up to DEEPEST_READ the text is json's to judge.
+    inside_a_string = '{"type":"hello","token":"' + "[" * 600 + '","version":0}'
+    read_or_refused, how = outcome(parse_slowly, inside_a_string)
+    assert read_or_refused == "read" or how[1] != TOO_DEEP.message, how
+    malformed = "[" * DEEPEST_READ + "x"
+    assert outcome(parse_slowly, malformed)[1][1].startswith("not JSON")
