@@ -75,9 +75,16 @@ def shared_tuple(items: tuple[_Item, ...]) -> tuple[_Item, ...]:
     True
     """
     kept = shared_view(("tuple", *map(id, items)), lambda: items)
-    if kept is items:
-        # A tuple kept anew gets the room for its views: looked up by the tuple's own id.
-        shared_view(("views of", id(items)), lambda: (items, {}))
+    # The kept tuple's room for its views, looked up by the tuple's own id, is made (or refreshed) at
+    # every ask, not only when the tuple is kept anew: the two are separate entries of the bounded
+    # store, and a room pushed out while its tuple was still asked for (a long-running server's quick
+    # set-up, among many hand-drawn pages) left the tuple shared and its views made afresh every time.
+    room: tuple[tuple[_Item, ...], dict[tuple[Any, ...], Any]] = shared_view(
+        ("views of", id(kept)), lambda: (kept, {})
+    )
+    if room[0] is not kept:  # the id of a tuple no longer kept, now this one's: its room is this one's
+        with _shared_lock:
+            _shared_views[("views of", id(kept))] = (kept, {})
     return kept
 
 

@@ -100,3 +100,18 @@ def test_bases_drawn_by_hand_are_the_page_s_own() -> None:
     again, _ = apply(again, "blue", {"type": "draw_base", "x": 500, "y": 1100, "r": 80})
     assert again.soldiers == drawn.soldiers and again.soldiers is not drawn.soldiers
     assert again.roster is not drawn.roster and again.roster.standing("red") == drawn.roster.standing("red")
+
+
+def test_a_shared_tuple_asked_for_keeps_its_views_among_many_other_layouts() -> None:
+    # The tuple and the room of its views are two entries of the bounded store: a set-up still in use
+    # (its tuple asked for now and then) lost its views' room to other layouts, and from then on every
+    # page of it made its own views (CI's full run, after the suite's other pages, failed the test above).
+    from dotfight.engine.interning import SHARED_LAYOUTS, shared_tuple, shared_view, view_of_shared
+
+    first, second = shared_view(("a piece", 1), object), shared_view(("a piece", 2), object)
+    kept = shared_tuple((first, second))
+    for i in range(2 * SHARED_LAYOUTS):
+        shared_view(("another layout", i), object)
+        if i % 2 == 0:
+            assert shared_tuple((first, second)) is kept  # the layout is in use: a new page's tuple
+    assert view_of_shared(kept, ("count",), list) is view_of_shared(kept, ("count",), list)
