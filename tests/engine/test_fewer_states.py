@@ -83,19 +83,29 @@ def test_the_coarse_test_leaves_out_only_the_flickers_own_men(side: str) -> None
 def test_pages_with_the_same_bases_but_other_men_do_not_share_the_own_side_mask() -> None:
     # Built by hand, two pages may hold the same bases (here none) and as many men, on other sides: the
     # bases' views they share would leave the wrong men out of the coarse test.
-    first, second = Page(), Page()
-    first.man("blue", 500, 1300, "gun")
-    first.man("blue", 500, 1200, "friend")
-    first.man("red", 100, 100, "far")
-    first.man("red", 900, 100, "farther")
-    first_state = first.build()
-    _, events = flick(first_state, "blue", "gun", "snipe", (0, -150))
+    def snipe_on(men: list[tuple[str, int, int, str]]) -> list[dict[str, object]]:
+        page = Page()
+        for side, x, y, name in men:
+            page.man(side, x, y, name)
+        _, events = flick(page.build(), "blue", "gun", "snipe", (0, -150))
+        return events
+
+    events = snipe_on(
+        [
+            ("blue", 500, 1300, "gun"),
+            ("blue", 500, 1200, "friend"),
+            ("red", 100, 100, "far"),
+            ("red", 900, 100, "farther"),
+        ]
+    )
     assert [e["type"] for e in events] == ["ink", "turn"]  # his friend is passed freely
-    second.man("blue", 500, 1300, "gun")
-    second.man("red", 500, 1200, "foe")
-    second.man("blue", 100, 100, "far")
-    second.man("red", 900, 100, "farther")
-    second_state = second.build()
-    _, events = flick(second_state, "blue", "gun", "snipe", (0, -150))
+    events = snipe_on(
+        [
+            ("blue", 500, 1300, "gun"),
+            ("red", 500, 1200, "foe"),
+            ("blue", 100, 100, "far"),
+            ("red", 900, 100, "farther"),
+        ]
+    )
     assert [e["type"] for e in events] == ["ink", "crossed_out", "turn"]
     assert events[1]["soldier"] == "foe"
