@@ -212,8 +212,9 @@ class State:
 
     # ---- JSON ----------------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """Returns the public PROTOCOL.md "State": no seed, no generator position.
+    def snapshot(self, *, ink: bool = True) -> dict[str, Any]:
+        """Returns the public PROTOCOL.md "State": no seed, no generator position (without `ink`: its
+        `ink` left an empty list, in its place, for a caller that writes the lines' JSON itself).
 
         >>> from dotfight.engine import RuleSet, new_page
         >>> snapshot = new_page(RuleSet.preset("quick"), seed=7).snapshot()
@@ -231,7 +232,7 @@ class State:
             "turn": None if self.turn is None else self.turn.to_json(),
             "bases": [b.to_json() for b in self.bases],
             "soldiers": [s.to_json() for s in self.soldiers],
-            "ink": [ink.to_json() for ink in self.ink],
+            "ink": [line.to_json() for line in self.ink] if ink else [],
             "convoys": [c.to_json() for c in self.convoys],
             "setup": {
                 "bases_drawn": {"blue": blue_bases, "red": len(self.bases) - blue_bases},
@@ -241,15 +242,17 @@ class State:
             "end_reason": self.end_reason,
         }
 
-    def to_json(self) -> dict[str, Any]:
-        """Returns the snapshot plus the seed (32 hex digits) and generator position: private, exact.
+    def to_json(self, *, ink: bool = True) -> dict[str, Any]:
+        """Returns the snapshot plus the seed (32 hex digits) and generator position: private, exact
+        (without `ink`: as `snapshot`'s, its `ink` left empty, the server's checkpoint text keeping each
+        line's JSON from one checkpoint to the next).
 
         >>> from dotfight.engine import RuleSet, new_page
         >>> data = new_page(RuleSet.preset("quick"), seed=255).to_json()
         >>> data["seed"], data["rng"]
         ('000000000000000000000000000000ff', 0)
         """
-        data = self.snapshot()
+        data = self.snapshot(ink=ink)
         data["seed"] = seed_to_hex(self.seed)
         data["rng"] = self.rng
         return data

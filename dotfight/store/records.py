@@ -115,17 +115,23 @@ class PageMoved:
     clock_state: dict[str, Any] | None
 
 
+# The engine's private state as a checkpoint carries it: `State.to_json()`'s dict, or its JSON text.
+StateJson = dict[str, Any] | str
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     """What the page row says after an action: its version and summary, and every so many versions
-    (and at the end) the engine's private state (`State.to_json()`), so a page loads without a replay."""
+    (and at the end) the engine's private state (`State.to_json()`), so a page loads without a replay:
+    as its dict, or as the JSON text of it the store keeps (the server's, made with the page's ink
+    lines' text kept from its last checkpoint: pages/checkpoint_text.py)."""
 
     version: int
     phase: str
     side_to_act: str | None
     winner: str | None
     status: str
-    state: dict[str, Any] | None = None
+    state: StateJson | None = None
     clock: ClockUpdate | None = None  # written in the same transaction; None leaves the clock as it was
 
 
@@ -147,7 +153,7 @@ class StoredPage:
 
     record: PageRecord
     version: int
-    checkpoint: dict[str, Any] | None
+    checkpoint: StateJson | None
     checkpoint_version: int
     entries: tuple[LogEntry, ...]
     clock_state: dict[str, Any] | None = None

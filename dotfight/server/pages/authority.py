@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
@@ -41,6 +41,7 @@ from dotfight.engine import (
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.page_view import BotSeat, LoadedPage, events_on_the_wire, status_of
+from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, state_of
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -226,10 +227,14 @@ PageWrite = Callable[[PageRecord, Checkpoint, Sequence[SeatRecord]], Future[Any]
 Listener = Callable[[LoadedPage, Applied], None]
 
 
-def checkpoint_of(state: State, clock: ClockState | None = None) -> Checkpoint:
+def checkpoint_of(
+    state: State, clock: ClockState | None = None, text: Callable[[State], str] | None = None
+) -> Checkpoint:
     """The store's summary of a page at `state`, with the private state every
     `checkpoint_interval` versions and at the end, and on a page with a clock its `clock` after the
-    action (made here at once: a `dataclasses.replace` of the summary cost a clocked action ~1.5 µs more)."""
+    action (made here at once: a `dataclasses.replace` of the summary cost a clocked action ~1.5 µs more).
+    The private state is its JSON text, made by `text` (the authority's keeps the page's ink lines' text
+    between checkpoints; default: made whole)."""
     keep = state.version % checkpoint_interval(state) == 0 or state.phase == "over"
     return Checkpoint(
         version=state.version,
@@ -237,9 +242,14 @@ def checkpoint_of(state: State, clock: ClockState | None = None) -> Checkpoint:
         side_to_act=state.actor,
         winner=state.winner,
         status=status_of(state),
-        state=state.to_json() if keep else None,
+        state=(text or whole_text)(state) if keep else None,
         clock=None if clock is None else clock_update(clock),
     )
+
+
+def whole_text(state: State) -> str:
+    """The private state's JSON text made whole (no ink text kept from an earlier checkpoint)."""
+    return checkpoint_text(state)[0]
 
 
 def clock_update(clock: ClockState) -> ClockUpdate:
@@ -349,6 +359,8 @@ class PageAuthority:
         # next time an action of the page is decided here). Both None / touched on the event loop only.
         self.notices: PendingNotices | None = None
         self._heard: LruCache[str, list[HeardMove]] = LruCache(capacity.cache_pages)
+        # Each page's ink lines as JSON text, from its last checkpoint to its next (checkpoint_text.py).
+        self._ink_texts: LruCache[str, InkText] = LruCache(capacity.cache_pages)
 
     # ----------------------------------------------------------------------------------------------
     # plumbing
@@ -514,7 +526,7 @@ class PageAuthority:
         stored = self.store.load(page_id)
         meta = stored.record
         if stored.checkpoint is not None:
-            state = State.from_json(stored.checkpoint)
+            state = state_of(stored.checkpoint)
             for entry in stored.entries:
                 state, _ = self._advance(state, entry.side, entry.action)
         else:
@@ -601,9 +613,7 @@ class PageAuthority:
         clock = None
         if command.clock is not None:  # validated by the schema: its time starts now
             clock = start_clock(settings_from_json(command.clock), state, self.now())
-        first = replace(
-            checkpoint_of(state), state=state.to_json(), clock=None if clock is None else clock_update(clock)
-        )
+        first = checkpoint_of(state, clock)  # a new page's version 0: its private state included
         await asyncio.wrap_future((write or self.store.create)(record, first, seat_records))
         page = LoadedPage(record, state, clock)
         self._pages.put(record.id, page)
@@ -830,7 +840,7 @@ class PageAuthority:
         entry, new_state, applied, clock = move
         page_id = page.meta.id
         moved_on = LoadedPage(page.meta, new_state, clock)
-        checkpoint = checkpoint_of(new_state, clock)
+        checkpoint = checkpoint_of(new_state, clock, partial(self._state_text, page_id))
         notices = self.notices
         if notices is not None:
             notices.hand(page_id, entry.version, self._notice(moved_on, move))
@@ -859,6 +869,13 @@ class PageAuthority:
             if notices is not None:
                 notices.drop(page_id, entry.version)
             reply(error)
+
+    def _state_text(self, page_id: str, state: State) -> str:
+        """The page's private state as its checkpoint's text, the text of its ink lines kept for the
+        next one (pages/checkpoint_text.py: a checkpoint serialises only the lines drawn since)."""
+        text, ink = checkpoint_text(state, self._ink_texts.get(page_id))
+        self._ink_texts.put(page_id, ink)
+        return text
 
     def _notice(self, moved_on: LoadedPage, move: _Move) -> str:
         """The NOTIFY payload of a move about to be written (pages/notice.py): the move and its events
