@@ -37,7 +37,19 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Table, and_, bindparam, case, exists, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Table,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import UpdateBase
 
@@ -78,40 +90,94 @@ class Prepared:
             compiled = self._compiled[connection.dialect] = _Compiled(
                 self.statement, connection.dialect, self._column_keys
             )
-        bound = (
-            compiled.bound(parameters)
-            if isinstance(parameters, Mapping)
-            else [compiled.bound(row) for row in parameters]
-        )
+        bind = compiled.bound
+        bound = bind(parameters) if isinstance(parameters, Mapping) else [bind(row) for row in parameters]
         if connection.dialect.name in _STRAIGHT_TO_DRIVER:
             return driver.rows_written(connection, compiled.sql, bound)
         return connection.exec_driver_sql(compiled.sql, bound).rowcount
 
 
 class _Compiled:
-    """A statement's SQL text for one dialect, and how to bind one row's parameters to it."""
+    """A statement's SQL text for one dialect, and how to bind one row's parameters to it (`bound`)."""
 
-    __slots__ = ("_names", "_positional", "_processors", "sql")
+    __slots__ = ("bound", "sql")
 
     def __init__(self, statement: UpdateBase, dialect: Dialect, column_keys: list[str] | None) -> None:
         # As for an executemany (whichever way it runs): no RETURNING of the new row's id, not needed.
         compiled = statement.compile(dialect=dialect, column_keys=column_keys, for_executemany=True)
         self.sql = compiled.string
-        self._positional = compiled.positional
         names = list(compiled.positiontup or ()) if compiled.positional else list(compiled.binds)
-        binds = compiled.binds
-        self._names = names
-        self._processors: list[Callable[[Any], Any] | None] = [
-            binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
-        ]
+        processors: list[Callable[[Any], Any] | None] = []
+        for name in names:
+            column_type = compiled.binds[name].type
+            process: Callable[[Any], Any] | None = column_type.dialect_impl(dialect).bind_processor(dialect)
+            if process is not None and isinstance(column_type, DateTime):
+                process = remembering_last(process)
+            processors.append(process)
+        self.bound: Callable[[Mapping[str, Any]], tuple[Any, ...] | dict[str, Any]] = binder(
+            names, processors, positional=compiled.positional
+        )
 
-    def bound(self, row: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
-        """One row's parameters as the driver takes them."""
-        values = [
-            row[name] if process is None else process(row[name])
-            for name, process in zip(self._names, self._processors, strict=True)
-        ]
-        return tuple(values) if self._positional else dict(zip(self._names, values, strict=True))
+
+def binder(
+    names: Sequence[str], processors: Sequence[Callable[[Any], Any] | None], *, positional: bool
+) -> Callable[[Mapping[str, Any]], tuple[Any, ...] | dict[str, Any]]:
+    """A function that binds one row's parameters as the driver takes them: each bound name's value,
+    through its column type's processor where it has one, as a tuple in the statement's order
+    (positional paramstyles) or a dict by name. Made for the statement from its names alone (each
+    written as a literal), so a row costs no loop over names and processors: an action's log row ~1 µs
+    less than the loop's ~3 µs of overhead on the writer's thread.
+
+    >>> bind = binder(["b", "a", "b"], [None, str.upper, None], positional=True)
+    >>> bind({"a": "x", "b": 1})
+    (1, 'X', 1)
+    >>> binder(["a"], [str.upper], positional=False)({"a": "x"})
+    {'a': 'X'}
+    """
+    namespace: dict[str, Any] = {}
+    values = []
+    for number, (name, process) in enumerate(zip(names, processors, strict=True)):
+        value = f"row[{name!r}]"
+        if process is not None:
+            namespace[f"_process_{number}"] = process
+            value = f"_process_{number}({value})"
+        values.append(value)
+    if positional:
+        made = "(" + "".join(f"{value}, " for value in values) + ")"
+    else:
+        made = "{" + ", ".join(f"{name!r}: {value}" for name, value in zip(names, values, strict=True)) + "}"
+    exec(f"def bound(row):\n    return {made}\n", namespace)  # built from the statement's names alone
+    bound: Callable[[Mapping[str, Any]], tuple[Any, ...] | dict[str, Any]] = namespace["bound"]
+    return bound
+
+
+def remembering_last(process: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A bind processor that answers its last value again without processing it: a group commit's
+    actions are written at one `now`, so SQLite's DATETIME text (~2 µs a moment, SQLAlchemy's `%`
+    formatting) is made once for all the rows of a statement instead of once per row. The last value
+    and its text are kept as one tuple (replaced whole: a thread reading it sees a matched pair), and
+    the moment is held, so no other object can take its identity.
+
+    >>> calls = []
+    >>> bind = remembering_last(lambda value: calls.append(value) or str(value))
+    >>> moment = object()
+    >>> bind(moment) == bind(moment), len(calls), bind(None), len(calls)
+    (True, 1, 'None', 2)
+    """
+    last: list[tuple[Any, Any]] = [(_NOTHING, None)]
+
+    def bound(value: Any) -> Any:
+        kept, text = last[0]
+        if value is kept:
+            return text
+        text = process(value)
+        last[0] = (value, text)
+        return text
+
+    return bound
+
+
+_NOTHING = object()
 
 
 # The bound names differ from the columns set (an UPDATE's SET and WHERE would otherwise share them).
