@@ -14,7 +14,8 @@ V = TypeVar("V")
 
 class LruCache(Generic[K, V]):
     """Keeps the `capacity` most recently used entries, and with `max_bytes` only as many of them as
-    `size` (each entry's bytes) allows; safe to share between threads.
+    `size` (each entry's bytes) allows; safe to share between threads for keys hashed and compared in C
+    (strings, integers, tuples of them): a read takes no lock (`get`).
 
     >>> pictures: LruCache[str, bytes] = LruCache(10, max_bytes=8, size=len)
     >>> pictures.put("a", b"1234"); pictures.put("b", b"5678"); pictures.put("c", b"90")
@@ -43,12 +44,22 @@ class LruCache(Generic[K, V]):
         return self._bytes
 
     def get(self, key: K) -> V | None:
-        """Returns the entry (marking it recently used), or None."""
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
+        """Returns the entry (marking it recently used), or None.
+
+        Without the lock: the event loop reads pages' states and seats here at every action while the
+        store's writer thread puts the moved-on pages, and a read waiting for the writer's lock waited
+        for the writer's hold of the interpreter too. The lookup and the move to the end are each one
+        call of the C OrderedDict, which holds the interpreter throughout for keys hashed and compared
+        in C (the cache's: strings and tuples of them), so a read sees an entry or none, never half a
+        change; an entry forgotten between the two is still returned, as if read just before."""
+        entries = self._entries
+        value = entries.get(key)
+        if value is not None:
+            try:  # noqa: SIM105 (contextlib.suppress costs a context manager a read)
+                entries.move_to_end(key)
+            except KeyError:  # forgotten by another thread since the lookup
+                pass
+        return value
 
     def put(self, key: K, value: V) -> None:
         """Stores an entry, forgetting the least recently used ones while over a bound (an entry larger
