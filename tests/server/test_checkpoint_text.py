@@ -10,6 +10,7 @@ import pytest
 
 from dotfight.engine import State, apply
 from dotfight.engine.values import Ink
+from dotfight.server.pages import authority as authority_module
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat
 from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, state_of
 from dotfight.store.memory import MemoryPageStore
@@ -119,3 +120,35 @@ def test_the_store_is_handed_the_text_and_a_fresh_authority_resumes_from_it() ->
     assert [orjson.loads(text)["version"] for text in texts] == [16, 32]  # type: ignore[arg-type]
     assert all(isinstance(text, str) for text in texts)
     assert resumed == played and resumed.version == 33
+
+
+def test_the_kept_texts_are_bounded_in_bytes_and_a_page_past_the_bound_makes_its_text_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(authority_module, "INK_TEXT_BYTES", 4000)  # ~22 lines of soft snipes
+    store = MemoryPageStore()
+
+    async def play() -> tuple[list[int], State]:
+        authority = PageAuthority(store)
+        try:
+            page_id = (await authority.create(CreatePage("quick", None, 3, "live"))).page.meta.id
+            for version, (side, action) in enumerate(SETUP_MOVES):
+                await authority.act(page_id, Seat(side), action, version, None)
+            kept = []
+            for number in range(45):
+                state = (await authority.page(page_id)).state
+                side, flick = soft_snipe(state, number)
+                await authority.act(page_id, Seat(side), flick, state.version, None)
+                ink = authority._ink_texts.get(page_id)
+                kept.append(0 if ink is None else len(ink.lines))
+        finally:
+            authority.close()
+        fresh = PageAuthority(store)
+        try:
+            return kept, (await fresh.page(page_id)).state
+        finally:
+            fresh.close()
+
+    kept, resumed = asyncio.run(play())
+    assert kept[12] == 13 and kept[-1] == 0  # checkpoint 16's 13 lines kept; 32's and 48's too long
+    assert resumed.version == 48 and len(resumed.ink) == 45

@@ -41,7 +41,7 @@ from dotfight.engine import (
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.page_view import BotSeat, LoadedPage, events_on_the_wire, status_of
-from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, state_of
+from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, ink_text_bytes, state_of
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -94,6 +94,8 @@ CACHE_EVERY = 16
 # CACHE_EVERY for every this many lines, which keeps the checkpoints' cost per move about constant. A
 # 1000-line page is checkpointed every 128 versions and replays at most 127 moves (a few ms) at a load.
 INK_PER_INTERVAL = 128
+# The bytes of ink text the authority keeps for its pages' next checkpoints (about 180 000 lines).
+INK_TEXT_BYTES = 32 * 1024 * 1024
 # Another process's moves of a page kept to advance its state in memory when next needed: past this many
 # unused, the page is advanced from the log instead (it is played elsewhere; memory stays bounded).
 HEARD_KEPT = 16
@@ -359,8 +361,11 @@ class PageAuthority:
         # next time an action of the page is decided here). Both None / touched on the event loop only.
         self.notices: PendingNotices | None = None
         self._heard: LruCache[str, list[HeardMove]] = LruCache(capacity.cache_pages)
-        # Each page's ink lines as JSON text, from its last checkpoint to its next (checkpoint_text.py).
-        self._ink_texts: LruCache[str, InkText] = LruCache(capacity.cache_pages)
+        # Each page's ink lines as JSON text, from its last checkpoint to its next (checkpoint_text.py),
+        # ~180 bytes a line: bounded in bytes too, a page whose text was let go makes it again whole.
+        self._ink_texts: LruCache[str, InkText] = LruCache(
+            capacity.cache_pages, max_bytes=INK_TEXT_BYTES, size=ink_text_bytes
+        )
 
     # ----------------------------------------------------------------------------------------------
     # plumbing

@@ -35,6 +35,11 @@ class InkText(NamedTuple):
 NO_INK = InkText((), b"")
 
 
+def ink_text_bytes(kept: InkText) -> int:
+    """The bytes a kept text holds (a cache of them is bounded by it)."""
+    return len(kept.text)
+
+
 def checkpoint_text(state: State, kept: InkText | None = None) -> tuple[str, InkText]:
     """Returns the private state's JSON text (`orjson.dumps(state.to_json())`, decoded) and the ink's
     text to keep for the page's next checkpoint; `kept` is the page's last one (None: none kept).
