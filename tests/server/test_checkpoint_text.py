@@ -85,6 +85,32 @@ def test_only_the_lines_drawn_since_the_last_checkpoint_are_serialised(
     assert text == whole(states[47])
 
 
+async def played_then_resumed(store: MemoryPageStore, flicks: int) -> tuple[State, State, list[int]]:
+    """Plays `flicks` soft snipes on a new page of an authority over `store`, then loads the page in a
+    fresh authority over the same store (as after a restart). Returns the state played, the state
+    resumed, and after each flick how many lines of ink the first authority kept as text for the page."""
+    authority = PageAuthority(store)
+    kept = []
+    try:
+        page_id = (await authority.create(CreatePage("quick", None, 3, "live"))).page.meta.id
+        for version, (side, action) in enumerate(SETUP_MOVES):
+            await authority.act(page_id, Seat(side), action, version, None)
+        for number in range(flicks):
+            state = (await authority.page(page_id)).state
+            side, flick = soft_snipe(state, number)
+            await authority.act(page_id, Seat(side), flick, state.version, None)
+            ink = authority._ink_texts.get(page_id)
+            kept.append(0 if ink is None else len(ink.lines))
+        played = (await authority.page(page_id)).state
+    finally:
+        authority.close()
+    fresh = PageAuthority(store)
+    try:
+        return played, (await fresh.page(page_id)).state, kept
+    finally:
+        fresh.close()
+
+
 def test_the_store_is_handed_the_text_and_a_fresh_authority_resumes_from_it() -> None:
     store = MemoryPageStore()
     checkpoints: list[Checkpoint] = []
@@ -95,27 +121,7 @@ def test_the_store_is_handed_the_text_and_a_fresh_authority_resumes_from_it() ->
         append_then(page_id, version, entry, checkpoint, reply)  # type: ignore[arg-type]
 
     store.append_then = recording  # type: ignore[method-assign]
-
-    async def play() -> tuple[State, State]:
-        authority = PageAuthority(store)
-        try:
-            page_id = (await authority.create(CreatePage("quick", None, 3, "live"))).page.meta.id
-            for version, (side, action) in enumerate(SETUP_MOVES):
-                await authority.act(page_id, Seat(side), action, version, None)
-            for number in range(30):
-                state = (await authority.page(page_id)).state
-                side, flick = soft_snipe(state, number)
-                await authority.act(page_id, Seat(side), flick, state.version, None)
-            played = (await authority.page(page_id)).state
-        finally:
-            authority.close()
-        fresh = PageAuthority(store)
-        try:
-            return played, (await fresh.page(page_id)).state
-        finally:
-            fresh.close()
-
-    played, resumed = asyncio.run(play())
+    played, resumed, _ = asyncio.run(played_then_resumed(store, 30))
     texts = [checkpoint.state for checkpoint in checkpoints if checkpoint.state is not None]
     assert [orjson.loads(text)["version"] for text in texts] == [16, 32]  # type: ignore[arg-type]
     assert all(isinstance(text, str) for text in texts)
@@ -126,29 +132,6 @@ def test_the_kept_texts_are_bounded_in_bytes_and_a_page_past_the_bound_makes_its
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(authority_module, "INK_TEXT_BYTES", 4000)  # ~22 lines of soft snipes
-    store = MemoryPageStore()
-
-    async def play() -> tuple[list[int], State]:
-        authority = PageAuthority(store)
-        try:
-            page_id = (await authority.create(CreatePage("quick", None, 3, "live"))).page.meta.id
-            for version, (side, action) in enumerate(SETUP_MOVES):
-                await authority.act(page_id, Seat(side), action, version, None)
-            kept = []
-            for number in range(45):
-                state = (await authority.page(page_id)).state
-                side, flick = soft_snipe(state, number)
-                await authority.act(page_id, Seat(side), flick, state.version, None)
-                ink = authority._ink_texts.get(page_id)
-                kept.append(0 if ink is None else len(ink.lines))
-        finally:
-            authority.close()
-        fresh = PageAuthority(store)
-        try:
-            return kept, (await fresh.page(page_id)).state
-        finally:
-            fresh.close()
-
-    kept, resumed = asyncio.run(play())
+    played, resumed, kept = asyncio.run(played_then_resumed(MemoryPageStore(), 45))
     assert kept[12] == 13 and kept[-1] == 0  # checkpoint 16's 13 lines kept; 32's and 48's too long
-    assert resumed.version == 48 and len(resumed.ink) == 45
+    assert resumed == played and resumed.version == 48
