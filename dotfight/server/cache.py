@@ -74,7 +74,11 @@ class LruCache(Generic[K, V]):
             while len(self._entries) > self._capacity or (
                 self._max_bytes is not None and self._bytes > self._max_bytes
             ):
-                self._forget(next(iter(self._entries)))
+                # The least recently used, taken in one call: an iterator over the entries would be
+                # spoiled by a read's `move_to_end` (no lock) between its making and its first item.
+                _, oldest = self._entries.popitem(last=False)
+                if self._size is not None:
+                    self._bytes -= self._size(oldest)
 
     def drop(self, key: K) -> None:
         """Forgets an entry if present."""

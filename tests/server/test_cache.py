@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from dotfight.server.cache import LruCache
@@ -33,21 +34,27 @@ def test_reads_beside_puts_and_drops_on_other_threads_see_entries_whole() -> Non
     keys = [f"k{number}" for number in range(32)]
     stop = threading.Event()
     seen: list[tuple[str, tuple[str, int]]] = []
+    failed: list[BaseException] = []
 
     def write() -> None:
         number = 0
-        while not stop.is_set():
-            key = keys[number % len(keys)]
-            cache.put(key, (key, number % 9))
-            if number % 5 == 0:
-                cache.drop(keys[(number * 7) % len(keys)])
-            number += 1
+        try:
+            while not stop.is_set():
+                key = keys[number % len(keys)]
+                cache.put(key, (key, number % 9))  # over its bounds at nearly every put: evictions
+                if number % 5 == 0:
+                    cache.drop(keys[(number * 7) % len(keys)])
+                number += 1
+        except BaseException as error:
+            failed.append(error)
 
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switched every microsecond: reads land inside evictions
     writers = [threading.Thread(target=write) for _ in range(2)]
-    for writer in writers:
-        writer.start()
     try:
-        for round_ in range(20_000):
+        for writer in writers:
+            writer.start()
+        for round_ in range(200_000):
             key = keys[round_ % len(keys)]
             value = cache.get(key)
             if value is not None:
@@ -56,5 +63,7 @@ def test_reads_beside_puts_and_drops_on_other_threads_see_entries_whole() -> Non
         stop.set()
         for writer in writers:
             writer.join()
+        sys.setswitchinterval(interval)
+    assert failed == []
     assert seen and all(key == value[0] for key, value in seen)
     assert len(cache._entries) <= 8 and cache.bytes == sum(value[1] for value in cache._entries.values())
