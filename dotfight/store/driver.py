@@ -13,12 +13,15 @@ connection runs in the driver's autocommit mode, and each transaction's BEGIN is
 statement comes first — in one pipeline with it on the hot path (psycopg's own BEGIN, outside
 autocommit, is a round trip of its own, even in pipeline mode), just before it for a statement through
 SQLAlchemy (an ORM job). The commit (psycopg's, sending COMMIT when a transaction is open) and the
-rollback are SQLAlchemy's as before. On SQLite the writer sends its own BEGIN IMMEDIATE already
+rollback are SQLAlchemy's as before. A batch of one action written by one statement sends no BEGIN at
+all (`committing_alone`): in autocommit the statement is its own transaction, one round trip with no
+pipeline and no COMMIT. On SQLite the writer sends its own BEGIN IMMEDIATE already
 (database.begin_write).
 """
 
 from __future__ import annotations
 
+import select
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -103,6 +106,31 @@ def defer_begin(connection: Connection) -> None:
     """Begins the connection's transaction at its next statement (a connection set up by
     `deferring_begin`); a transaction that sends none has nothing to commit."""
     connection.info[_BEGIN_DEFERRED] = True
+
+
+def committing_alone(connection: Connection) -> None:
+    """Makes the connection's next statement its own transaction (a connection set up by
+    `deferring_begin`: no BEGIN is sent, autocommit commits it as it runs), once it is known to be still
+    connected.
+
+    The statement is its own commit, so a connection lost while it runs may have committed it and the
+    writer must not write it again; a connection the database dropped since its last statement (a
+    restart) is found here instead, before anything is sent, with the error a statement would have met.
+    The writer's connection LISTENs to nothing, so between two statements the server sends it nothing
+    but its goodbye (the FATAL before it closes the connection): one poll with no wait tells, and a
+    connection with anything to read is closed and given up as lost (rarely something else, a notice:
+    then a new connection costs a connect, never a write done twice)."""
+    connection.info.pop(_BEGIN_DEFERRED, None)
+    driver: Any = connection.connection.dbapi_connection
+    dbapi = connection.dialect.loaded_dbapi
+    try:
+        said_goodbye = bool(select.select((driver.pgconn.socket,), (), (), 0)[0])
+    except (OSError, dbapi.Error):  # no socket any more
+        said_goodbye = True
+    if said_goodbye or driver.broken:
+        driver.close()
+        error = dbapi.OperationalError("the server closed the connection while it was idle")
+        raise _as_sqlalchemy_raises(connection, error, "", (), False)
 
 
 def _begin_first(connection: Connection, cursor: Any, *_: Any) -> None:

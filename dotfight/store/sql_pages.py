@@ -14,8 +14,9 @@ SQLAlchemy.
 An append is the writer's hot path, written in SQLAlchemy Core (appends.py): one conditional UPDATE
 that also checks the move_id is not logged yet (the database decides, in the same statement, from the
 log's unique (page, move_id) index — nothing is read first and no move id needs remembering), then the
-INSERT (on PostgreSQL the two, and the NOTIFY, are one statement, a data-modifying CTE, sent with the
-transaction's BEGIN: one round trip an action before the commit's); the
+INSERT (on PostgreSQL the two, and the NOTIFY, are one statement, a data-modifying CTE: alone in its
+batch and with no checkpoint beside it, its own transaction in autocommit, one round trip an action;
+else sent with the transaction's BEGIN, one round trip before the commit's); the
 move_id is read apart only when the UPDATE matched nothing. The appends waiting side by side in a group
 commit are written with one executemany of each statement; when their UPDATE matches fewer rows than
 it has actions, the writer rolls back and writes them one by one, finding the loser.
@@ -422,7 +423,7 @@ class SqlPageStore(AppendsAnsweredByFuture):
         """Queues the write of one action, its outcome handed to `reply` on the writer's thread once
         committed (or refused): no Future on the way, so an action costs no lock or condition here."""
         job = _Append(self, page_id, expected_version, entry, checkpoint)
-        self._submit(job, Replied(_translating(reply)), page_id, _appended_together)
+        self._submit(job, Replied(_translating(reply)), page_id, _appended_together, job.alone())
 
 
 class _Append:
@@ -469,6 +470,11 @@ class _Append:
             raise VersionMoved(page_id)  # nothing was written
         self.after_move_on(transaction)
         return Appended(entry), None
+
+    def alone(self) -> bool:
+        """Tells whether the write is its one statement (the writer's `alone`): the page row moved on and
+        the entry logged (and NOTIFYed) together or not at all, with no checkpoint or clock beside them."""
+        return self.checkpoint.state is None and self.checkpoint.clock is None
 
     def notify(self) -> appends.Notify | None:
         """The action's NOTIFY, made before its write (its statement sends it only if it moves the row)."""

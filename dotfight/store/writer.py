@@ -28,11 +28,17 @@ after it was queued); the transaction waits for the write lock only until the ea
 batch, and when the database is locked, gone or full every job of the batch fails with
 DatabaseUnavailable at once (nothing was written; the caller may try again).
 
+On PostgreSQL a batch of one job that writes with one statement, all or nothing (`alone`: an action
+with no checkpoint, the common case at a human pace), is sent in autocommit with no transaction around
+it: the statement is its own, committed as it runs (one round trip, no BEGIN or COMMIT), and a refusal
+found from its row count wrote nothing. Every other batch is a transaction, as below.
+
 The writer keeps one connection for its whole life and begins and commits on it directly: no session,
 pool checkout or reset-on-return rollback per commit (at one action per commit those cost more than the
 action's own statements). A connection found broken is replaced at the next batch; a batch that lost its
 connection before its commit was sent (nothing was written) is tried once more on a new one, as the
-pool's pre-ping used to do at every checkout.
+pool's pre-ping used to do at every checkout. A statement in autocommit is its own commit, so its batch
+is tried again only when the connection is found gone before it is sent (driver.committing_alone).
 """
 
 from __future__ import annotations
@@ -83,16 +89,23 @@ class _NotTogether(Exception):
 
 
 class _Job(Generic[T]):
-    __slots__ = ("deadline", "future", "order", "prepare", "together")
+    __slots__ = ("alone", "deadline", "future", "order", "prepare", "together")
 
     def __init__(
-        self, prepare: Job[T], future: Answer[T], deadline: float, order: str, together: Together | None
+        self,
+        prepare: Job[T],
+        future: Answer[T],
+        deadline: float,
+        order: str,
+        together: Together | None,
+        alone: bool,
     ) -> None:
         self.prepare = prepare
         self.future = future
         self.deadline = deadline
         self.order = order
         self.together = together
+        self.alone = alone
 
 
 def _runs(batch: list[_Job[Any]]) -> Iterator[list[_Job[Any]]]:
@@ -155,13 +168,23 @@ class BatchWriter:
         return await asyncio.wrap_future(future)
 
     def submit(
-        self, prepare: Job[T], future: Answer[T], order: str = "", together: Together | None = None, /
+        self,
+        prepare: Job[T],
+        future: Answer[T],
+        order: str = "",
+        together: Together | None = None,
+        alone: bool = False,
+        /,
     ) -> None:
         """Queues one job from any thread; `future` (a Future, or any `Answer`) gets its result once it is
         committed. `order` names the row the job locks first (a page id): a batch runs its jobs in that
         order. `together` writes the jobs given the same one that sit side by side in a batch in one go
-        (the appends of play: one executemany per statement)."""
-        self._jobs.put(_Job(prepare, future, time.monotonic() + self._busy_timeout_s, order, together))
+        (the appends of play: one executemany per statement). `alone` says the job writes with one
+        statement, all or nothing, and writes nothing when it refuses (an append with no checkpoint):
+        in a batch of its own on PostgreSQL it is then sent with no transaction around it (autocommit:
+        the statement is its own, one round trip instead of a BEGIN's pipeline and a COMMIT's)."""
+        deadline = time.monotonic() + self._busy_timeout_s
+        self._jobs.put(_Job(prepare, future, deadline, order, together, alone))
 
     def close(self) -> None:
         """Finishes the jobs already submitted, then stops the thread."""
@@ -240,18 +263,25 @@ class BatchWriter:
         committing = False
         try:
             connection = self._connected()
-            with _transaction(connection):  # committed on leaving the block, rolled back on an error
-                begin_write(connection, wait_s)
-                transaction = Transaction(connection)
-                try:
-                    for run in _runs(batch) if together else ([job] for job in batch):
-                        outcomes.extend(_prepared(transaction, run))
-                    transaction.finish()
-                finally:
-                    transaction.close()
-                # Leaving the block sends the commit: a connection lost from here on may have
-                # committed, so the batch is not written again (only its callers are told).
+            if len(batch) == 1 and batch[0].alone and connection.dialect.name == "postgresql":
+                begin_write(connection, wait_s)  # the row locks' timeout
+                driver.committing_alone(connection)  # raises, nothing sent, if the connection is gone
+                # The statement commits as it runs: a connection lost from here on may have committed.
                 committing = True
+                outcomes = _committed_alone(connection, batch[0])
+            else:
+                with _transaction(connection):  # committed on leaving the block, rolled back on an error
+                    begin_write(connection, wait_s)
+                    transaction = Transaction(connection)
+                    try:
+                        for run in _runs(batch) if together else ([job] for job in batch):
+                            outcomes.extend(_prepared(transaction, run))
+                        transaction.finish()
+                    finally:
+                        transaction.close()
+                    # Leaving the block sends the commit: a connection lost from here on may have
+                    # committed, so the batch is not written again (only its callers are told).
+                    committing = True
         except _NotTogether:
             # Rolled back: the same jobs one by one in a transaction, where the one that cannot be
             # written refuses alone and the others go on.
@@ -283,6 +313,22 @@ class BatchWriter:
                 except Exception:  # the write is committed: its caller must still hear so
                     logger.exception("an after-commit hook failed")
             job.future.set_result(result)
+
+
+def _committed_alone(connection: Connection, job: _Job[Any]) -> list[_Outcome]:
+    """Runs a job that writes with one statement (`alone`) on the writer's PostgreSQL connection in
+    autocommit: its statement is its own transaction, committed as it runs, and a refusal it finds
+    after it (the statement matched nothing) wrote nothing. What it reads through SQLAlchemy (a
+    refusal's look-up) is in a transaction of SQLAlchemy's own, ended here."""
+    transaction = Transaction(connection)
+    try:
+        outcomes = _prepared(transaction, [job])
+        transaction.finish()
+    finally:
+        transaction.close()
+        if connection.in_transaction():
+            connection.rollback()  # only read in: nothing to commit
+    return outcomes
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from datetime import datetime
 from typing import Any
+from unittest import mock
 
 import psycopg
 import pytest
@@ -91,18 +92,91 @@ def logged(engine: Engine, page_id: str) -> list[tuple[int, str | None]]:
     return [(version, move_id) for version, move_id in rows]
 
 
-def test_an_action_is_one_round_trip_with_its_begin_and_notify_then_the_commit(
+def test_an_action_alone_is_one_round_trip_its_statement_its_own_transaction(
     pg: Stores, listener: psycopg.Connection[Any]
 ) -> None:
+    """An action with no checkpoint, in a batch of its own, is its one statement in autocommit: no BEGIN,
+    no COMMIT; it moves the page row on, logs the move and NOTIFYs it, committed as it runs."""
     new_page(pg.store, "p1")
     trips = traced(pg.writer)
     assert append(pg.store, "p1", 1, "m1").result(10) == Appended(entry(1, "m1"))
-    # BEGIN in one pipeline with the statement that moves the page row on, logs the move and NOTIFYs it.
-    assert trips() == [[("BEGIN", 1), ("WITH", 1)], [("COMMIT", 1)]]
+    assert trips() == [[("WITH", 1)]]
     assert append(pg.store, "p1", 2, None).result(10) == Appended(entry(2, None))
     assert page_row(pg.engine, "p1")[0] == 2
     assert logged(pg.engine, "p1") == [(1, "m1"), (2, None)]
     assert heard(listener) == ["p1 1", "p1 2"]
+
+
+def test_an_action_with_its_checkpoint_is_one_transaction_its_begin_sent_with_the_statement(
+    pg: Stores, listener: psycopg.Connection[Any]
+) -> None:
+    """The checkpoint's own statement must commit with the action or not at all: BEGIN in one pipeline
+    with the action's statement, the checkpoint, then the COMMIT."""
+    new_page(pg.store, "p1")
+    for version in range(1, 8):
+        append(pg.store, "p1", version, f"m{version}").result(10)
+    heard(listener)
+    trips = traced(pg.writer)
+    assert append(pg.store, "p1", 8, "m8").result(10) == Appended(entry(8, "m8"))  # checkpointed
+    assert [[word for word, _ in trip] for trip in trips()] == [["BEGIN", "WITH"], ["UPDATE"], ["COMMIT"]]
+    with pg.engine.connect() as connection:
+        saved = connection.execute(text("SELECT version FROM page_states WHERE page_id = 'p1'")).scalar()
+    assert saved == 8
+    assert heard(listener) == ["p1 8"]
+
+
+def test_an_action_alone_refused_by_the_log_writes_nothing_and_the_writer_goes_on(
+    pg: Stores, listener: psycopg.Connection[Any]
+) -> None:
+    """In autocommit the statement is its own transaction: the log's unique constraint undoes its page
+    row's UPDATE with it (nothing NOTIFYed), and the writer's next action, on the same connection, is in
+    no transaction left open."""
+    new_page(pg.store, "p1")
+    new_page(pg.store, "p2")
+    log_theirs(pg.engine, "p1", 1)
+    trips = traced(pg.writer)
+    with pytest.raises(VersionMoved):
+        append(pg.store, "p1", 1, "mine").result(10)
+    assert append(pg.store, "p2", 1, "m1").result(10) == Appended(entry(1, "m1"))
+    assert trips() == [[("WITH", 1)], [("WITH", 1)]]
+    assert page_row(pg.engine, "p1")[0] == 0
+    assert logged(pg.engine, "p1") == [(1, "theirs")]
+    assert heard(listener) == ["p2 1"]
+    driver: Any = pg.writer._connection.connection.dbapi_connection  # type: ignore[union-attr]
+    assert driver.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_an_action_alone_whose_connection_drops_while_it_is_sent_is_not_written_again(
+    pg: Stores, listener: psycopg.Connection[Any]
+) -> None:
+    """Its statement is its own commit: once sent, a lost connection may have committed it, so the writer
+    answers the database's trouble and does not write it again (a phone asks again with its move id,
+    answered from the log); the next action goes through on a new connection."""
+    new_page(pg.store, "p1")
+    append(pg.store, "p1", 1, "m1").result(10)
+    heard(listener)
+    connection = pg.writer._connection
+    assert connection is not None
+    driver: Any = connection.connection.dbapi_connection
+    real_execute = driver.cursor().__class__.execute
+    sent: list[str] = []
+
+    def execute_then_drop(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        real_execute(cursor, query, *args, **kwargs)
+        sent.append(str(query)[:4])
+        driver.pgconn.finish()  # the connection lost after the statement ran (and committed)
+        raise psycopg.OperationalError("the connection was lost")
+
+    with (
+        mock.patch.object(type(driver.cursor()), "execute", execute_then_drop),
+        pytest.raises(Exception) as raised,
+    ):
+        append(pg.store, "p1", 2, "m2").result(10)
+    assert sent == ["WITH"]  # once, not again on a new connection
+    assert not isinstance(raised.value, VersionMoved)
+    assert logged(pg.engine, "p1") == [(1, "m1"), (2, "m2")]  # it did commit
+    assert append(pg.store, "p1", 3, "m3").result(10) == Appended(entry(3, "m3"))
+    assert heard(listener) == ["p1 2", "p1 3"]
 
 
 def test_a_logged_move_id_is_answered_with_its_first_entry_and_writes_nothing(

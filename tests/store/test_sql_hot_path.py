@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -352,6 +353,20 @@ def test_a_broken_writer_connection_is_replaced_at_the_next_commit(stores: Store
     assert [logged.version for logged in stores.fresh_store().load("p1").entries] == [1, 2]
 
 
+def writer_backend_pid(writer: BatchWriter) -> int:
+    """The PostgreSQL backend of the writer's connection (connected already)."""
+    assert writer._connection is not None
+    driver: Any = writer._connection.connection.dbapi_connection
+    pid: int = driver.info.backend_pid
+    return pid
+
+
+def writer_backend_alive(engine: Engine, pid: int) -> bool:
+    with engine.connect() as connection:
+        query = text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid")
+        return bool(connection.execute(query, {"pid": pid}).scalar())
+
+
 def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes_through(
     postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -363,6 +378,7 @@ def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes
     try:
         new_page(stores.store, "p1")
         append(stores.store, "p1", 1, "m1").result(10)
+        writer_pid = writer_backend_pid(stores.writer)
         with engine.connect() as connection:
             dropped = connection.execute(
                 text(
@@ -371,6 +387,12 @@ def test_a_writer_connection_the_database_dropped_is_replaced_and_the_write_goes
                 )
             ).scalar()
         assert dropped and dropped >= 1
+        # Gone before the next batch (pg_terminate_backend only signals): an action is one statement in
+        # autocommit, so a connection lost while it is sent is not written again (it may have
+        # committed); one found gone before anything is sent is.
+        gone_by = time.monotonic() + 10
+        while writer_backend_alive(engine, writer_pid) and time.monotonic() < gone_by:
+            time.sleep(0.01)
         with caplog.at_level(logging.INFO, logger="dotfight.store.writer"):
             assert append(stores.store, "p1", 2, "m2").result(10) == Appended(entry(2, "m2"))
         assert "the writer's connection was lost" in caplog.text  # found out by the batch, not before
