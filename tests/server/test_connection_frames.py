@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
+from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketState
 from websockets.frames import Frame, Opcode
 
-from dotfight.server.pages.wire import text_frame
+from dotfight.server.app import create_app
+from dotfight.server.pages.wire import FRAME_SINK_KEY, text_frame
 from dotfight.server.rooms import Connection
 from dotfight.server.rooms.connection import CLOSE_TOO_SLOW
 from dotfight.server.rooms.room import Room
+from dotfight.server.settings import Settings
 
 
 def texts_of(frames: bytes) -> list[str]:
@@ -180,3 +185,48 @@ async def test_a_held_connection_closed_now_drops_what_it_kept() -> None:
     await connection.close_now(1013)
     connection.release()
     assert phone.heard == [] and phone.closed_with == 1013
+
+
+def test_a_sockets_own_action_reaches_it_as_events_and_ack_in_one_write(
+    make_settings: Callable[..., Settings],
+) -> None:
+    # The app served with a frame sink in every socket's scope, as `LeanWebSocketProtocol` puts itself
+    # there under uvicorn: each call is one write to the socket's transport.
+    writes: list[list[Any]] = []
+
+    class Transport:
+        def write_frame(self, frame: bytes) -> bool:
+            writes.append([json.loads(text) for text in texts_of(frame)])
+            return True
+
+    app = create_app(make_settings())
+
+    async def with_a_sink(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            scope[FRAME_SINK_KEY] = Transport()
+        await app(scope, receive, send)
+
+    def written(count: int) -> None:
+        deadline = time.monotonic() + 10
+        while len(writes) < count and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    with TestClient(with_a_sink) as client:
+        created = client.post("/api/pages", json={"preset": "quick", "mode": "live"}).json()
+        with client.websocket_connect(f"/api/pages/{created['id']}/ws") as socket:
+            socket.send_json({"type": "hello", "token": created["seats"]["blue"], "version": 0})
+            written(2)  # the state, then the presence
+            assert [message["type"] for write in writes for message in write] == ["state", "presence"]
+            before = len(writes)
+            action = {"type": "action", "action": {"type": "quick_setup"}, "version": 0, "move_id": "m1"}
+            socket.send_json(action)
+            written(before + 1)
+            time.sleep(0.2)  # anything else the action would write comes now (a presence may follow)
+            of_the_action = [
+                [message["type"] for message in write if message["type"] in ("events", "ack")]
+                for write in writes[before:]
+            ]
+            assert [types for types in of_the_action if types] == [["events", "ack"]]  # one write
+            events, ack = writes[before]
+            assert events["type"] == "events" and events["version"] == 1
+            assert ack == {"type": "ack", "move_id": "m1", "version": 1}
