@@ -722,15 +722,25 @@ def main() -> int:
         print("dotfight")
         one_round(args, bench_server)
         return 0
+    compare(interleaved(args, contenders, one_round), base)
+    return 0
+
+
+def interleaved(
+    args: argparse.Namespace,
+    contenders: dict[str, Contender],
+    play: Callable[[argparse.Namespace, Contender], dict[str, float]],
+) -> dict[str, list[dict[str, float]]]:
+    """Plays `args.rounds` rounds of every contender (`play(args, make)`), the order reversed every other
+    round; returns each one's figures, round by round."""
     results: dict[str, list[dict[str, float]]] = {name: [] for name in contenders}
     for number in range(args.rounds):
         order = list(contenders) if number % 2 == 0 else list(reversed(contenders))
         for name in order:
             print(f"round {number + 1}: {name}", flush=True)
             args.contender = name
-            results[name].append(one_round(args, contenders[name]))
-    compare(results, base)
-    return 0
+            results[name].append(play(args, contenders[name]))
+    return results
 
 
 def run_client(main_coroutine: Coroutine[Any, Any, T]) -> T:

@@ -195,24 +195,30 @@ class PageSocket:
             error = ApiError("bad_token", "this link can only watch")
             connection.send_json(error_message(error, message.move_id))
             return
+        # The action's events (told to the page's sockets, this one too, once committed) and its ack
+        # go out to this socket in one write.
+        connection.hold()
         try:
-            self._services.actions.spend(self._page_id, self._seat.label, self._address)
-            if is_claim(message.action):
-                applied = await answer_claim(
-                    self._services, self._page_id, self._seat, message.version, message.move_id
-                )
-            else:
-                arrival = Arrival(arrived_at, allowance_of(connection.websocket.scope))
-                applied = await self._services.authority.act(
-                    self._page_id, self._seat, message.action, message.version, message.move_id, arrival
-                )
-        except REFUSALS as refusal:
-            connection.send_json(error_message(api_error(refusal), message.move_id))
-            return
-        ack: dict[str, Any] = {"type": "ack", "move_id": message.move_id, "version": applied.version}
-        if applied.duplicate:
-            ack["duplicate"] = True
-        connection.send_json(ack)
+            try:
+                self._services.actions.spend(self._page_id, self._seat.label, self._address)
+                if is_claim(message.action):
+                    applied = await answer_claim(
+                        self._services, self._page_id, self._seat, message.version, message.move_id
+                    )
+                else:
+                    arrival = Arrival(arrived_at, allowance_of(connection.websocket.scope))
+                    applied = await self._services.authority.act(
+                        self._page_id, self._seat, message.action, message.version, message.move_id, arrival
+                    )
+            except REFUSALS as refusal:
+                connection.send_json(error_message(api_error(refusal), message.move_id))
+                return
+            ack: dict[str, Any] = {"type": "ack", "move_id": message.move_id, "version": applied.version}
+            if applied.duplicate:
+                ack["duplicate"] = True
+            connection.send_json(ack)
+        finally:
+            connection.release()
 
     async def _say(self, message: SayMessage) -> None:
         """A phrase for the page (issue 19): every socket of it hears `said`; a refusal is answered here."""

@@ -603,10 +603,11 @@ class LeanWebSocketProtocol(WebSocketsSansIOProtocol):
             lag.measured(self.last_ping_rtt)
 
     def write_frame(self, frame: bytes) -> bool:
-        """Writes one whole text frame serialised beforehand (`wire.text_frame`) when the socket takes it
-        now: accepted, open, not closing, writable, and with no extension (which would change a frame's
-        bytes). Returns False, having written nothing, otherwise: the caller then sends the message
-        through the ASGI `send`, which waits for the socket to drain or refuses as uvicorn does."""
+        """Writes whole text frames serialised beforehand (`wire.text_frame`; several joined, as a held
+        connection's are, go in one write) when the socket takes them now: accepted, open, not closing,
+        writable, and with no extension (which would change a frame's bytes). Returns False, having
+        written nothing, otherwise: the caller then sends the messages through the ASGI `send`, which
+        waits for the socket to drain or refuses as uvicorn does."""
         conn = self.conn
         if (
             not self.handshake_complete
