@@ -12,7 +12,7 @@ from dotfight.engine import State, apply
 from dotfight.engine.values import Ink
 from dotfight.server.pages import authority as authority_module
 from dotfight.server.pages.authority import CreatePage, PageAuthority, Seat
-from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, state_of
+from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, state_from_checkpoint
 from dotfight.store.memory import MemoryPageStore
 from dotfight.store.records import Checkpoint, LogEntry
 from tests.support.pages import SETUP_MOVES, engine_page_ready_to_play
@@ -52,7 +52,7 @@ def test_the_text_is_to_jsons_at_every_version_with_the_ink_kept_from_the_last_c
         text, kept = checkpoint_text(state, kept)
         assert text == whole(state)
         assert kept.lines == state.ink and orjson.loads(b"[" + kept.text + b"]") == orjson.loads(text)["ink"]
-        assert state_of(text) == state
+        assert state_from_checkpoint(text) == state
 
 
 def test_a_kept_text_of_other_lines_is_not_spliced_in() -> None:

@@ -41,7 +41,12 @@ from dotfight.engine import (
 from dotfight.server import fair_dice, tokens
 from dotfight.server.cache import LruCache
 from dotfight.server.page_view import BotSeat, LoadedPage, events_on_the_wire, status_of
-from dotfight.server.pages.checkpoint_text import InkText, checkpoint_text, ink_text_bytes, state_of
+from dotfight.server.pages.checkpoint_text import (
+    InkText,
+    checkpoint_text,
+    ink_text_bytes,
+    state_from_checkpoint,
+)
 from dotfight.server.pages.errors import (
     BadRequest,
     BadToken,
@@ -531,7 +536,7 @@ class PageAuthority:
         stored = self.store.load(page_id)
         meta = stored.record
         if stored.checkpoint is not None:
-            state = state_of(stored.checkpoint)
+            state = state_from_checkpoint(stored.checkpoint)
             for entry in stored.entries:
                 state, _ = self._advance(state, entry.side, entry.action)
         else:

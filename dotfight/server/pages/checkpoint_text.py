@@ -22,6 +22,7 @@ import orjson
 
 from dotfight.engine import State
 from dotfight.engine.values import Ink
+from dotfight.store import appends
 from dotfight.store.records import StateJson
 
 
@@ -65,7 +66,8 @@ def checkpoint_text(state: State, kept: InkText | None = None) -> tuple[str, Ink
     return orjson.dumps(data).decode(), kept
 
 
-def state_of(checkpoint: StateJson) -> State:
+def state_from_checkpoint(checkpoint: StateJson) -> State:
     """The engine's state from a stored checkpoint: `State.to_json()`'s dict, or its text (as
-    `checkpoint_text` makes it; a store that keeps what it was given hands the text back)."""
-    return State.from_json(orjson.loads(checkpoint) if isinstance(checkpoint, str) else checkpoint)
+    `checkpoint_text` makes it; a store that keeps what it was given hands the text back), read as the
+    store reads its own (`appends.state_of`)."""
+    return State.from_json(appends.state_of(checkpoint) if isinstance(checkpoint, str) else checkpoint)

@@ -111,7 +111,7 @@ class Connection:
             self._held.append((text, frame))
             return
         sink = self._sink
-        idle = self._outbox is None and self._writer is None  # nothing waits before this message
+        idle = self._idle()
         if sink is not None and idle and sink.write_frame(text_frame(text) if frame is None else frame):
             return
         if self._outbox is None:
@@ -127,6 +127,10 @@ class Connection:
         """Queues a message given as a dict."""
         self.send(compact_json(message))
 
+    def _idle(self) -> bool:
+        """Tells whether nothing waits to be written before a new message (no queue, no writer task)."""
+        return self._outbox is None and self._writer is None
+
     def hold(self) -> None:
         """Keeps the messages sent from now on until `release` (the socket's own action: its events,
         broadcast to the page, and then its ack or refusal, go out in one write)."""
@@ -140,7 +144,7 @@ class Connection:
         if not held or self.close_code is not None:
             return
         sink = self._sink
-        if len(held) > 1 and sink is not None and self._outbox is None and self._writer is None:
+        if len(held) > 1 and sink is not None and self._idle():
             frames = b"".join(text_frame(text) if frame is None else frame for text, frame in held)
             if sink.write_frame(frames):
                 return
