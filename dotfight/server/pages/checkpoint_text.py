@@ -22,7 +22,6 @@ import orjson
 
 from dotfight.engine import State
 from dotfight.engine.values import Ink
-from dotfight.store import appends
 from dotfight.store.records import StateJson
 
 
@@ -68,6 +67,7 @@ def checkpoint_text(state: State, kept: InkText | None = None) -> tuple[str, Ink
 
 def state_from_checkpoint(checkpoint: StateJson) -> State:
     """The engine's state from a stored checkpoint: `State.to_json()`'s dict, or its text (as
-    `checkpoint_text` makes it; a store that keeps what it was given hands the text back), read as the
-    store reads its own (`appends.state_of`)."""
-    return State.from_json(appends.state_of(checkpoint) if isinstance(checkpoint, str) else checkpoint)
+    `checkpoint_text` makes it; a store that keeps what it was given hands the text back). Read with
+    orjson as `store.appends.state_of` does, not through it: the authority imports no SQLAlchemy
+    (tests/server/test_server_layers.py)."""
+    return State.from_json(orjson.loads(checkpoint) if isinstance(checkpoint, str) else checkpoint)
