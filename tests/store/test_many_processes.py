@@ -39,7 +39,7 @@ from tests.store.test_postgres import (
     race,
 )
 from tests.support.players import nearest_snipe_action
-from tests.support.server_process import REPO_ROOT, ServerProcess
+from tests.support.server_process import REPO_ROOT, ServerProcess, client_limits
 
 if TYPE_CHECKING:
     from conftest import PostgresCluster
@@ -167,7 +167,7 @@ def test_eight_hundred_races_of_two_processes_log_no_deadlock(
 ) -> None:
     servers = [server(pg_url, tmp_path / "first.log"), server(pg_url, tmp_path / "second.log")]
     log_start = len(postgres_cluster.log.read_text(errors="replace"))
-    limits = httpx.Limits(max_connections=RACE_PAGES * 2)
+    limits = client_limits(max_connections=RACE_PAGES * 2)
     try:
         start_all(servers)
         clients = [httpx.Client(base_url=each.base_url, timeout=60, limits=limits) for each in servers]

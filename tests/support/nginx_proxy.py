@@ -32,7 +32,7 @@ from fastapi.routing import APIRoute
 
 from dotfight.server import routes
 from dotfight.server.routes.ws import PAGE_SOCKET_PATH
-from tests.support.server_process import REPO_ROOT, free_port
+from tests.support.server_process import REPO_ROOT, client_limits, free_port
 
 RECIPE = REPO_ROOT / "deploy" / "nginx.conf"
 # The response header naming the instance that answered: added by the tests' config only.
@@ -215,7 +215,7 @@ class NginxProxy:
             os.chown(self.config_path, self._account.pw_uid, self._account.pw_gid)
         self.process: subprocess.Popen[bytes] | None = None
         # The same shape as ServerProcess's client, so the page helpers of tests/support take either.
-        self.http = httpx.Client(base_url=self.base_url, timeout=10.0)
+        self.http = httpx.Client(base_url=self.base_url, timeout=10.0, limits=client_limits())
 
     @property
     def base_url(self) -> str:

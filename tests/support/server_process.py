@@ -24,6 +24,16 @@ RELAXED_ACTION_BUDGET = {
     "DOTFIGHT_ACTIONS_PER_ADDRESS_PER_SECOND": "100000",
     "DOTFIGHT_ACTIONS_PER_ADDRESS_BURST": "100000",
 }
+# How long a test client keeps an idle connection for reuse: well under the server's keep-alive timeout
+# (`http_keep_alive_timeout`, 5 s). At equal timeouts a request sent on a connection the server is just
+# closing is reset (ECONNRESET), which a slow machine hits when many connections idle alike.
+CLIENT_KEEPALIVE_EXPIRY_S = 2.0
+
+
+def client_limits(max_connections: int | None = 100) -> httpx.Limits:
+    """The connection pool of a test client to a real server: idle connections retired before the server
+    closes them."""
+    return httpx.Limits(max_connections=max_connections, keepalive_expiry=CLIENT_KEEPALIVE_EXPIRY_S)
 
 
 def free_port() -> int:
@@ -66,7 +76,7 @@ class ServerProcess:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         # One client for all requests: a fresh httpx client per request costs ~20 ms of set-up.
-        self.http = httpx.Client(base_url=self.base_url, timeout=http_timeout_s)
+        self.http = httpx.Client(base_url=self.base_url, timeout=http_timeout_s, limits=client_limits())
 
     @classmethod
     def on_sqlite(
