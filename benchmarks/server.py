@@ -7,7 +7,9 @@ as fast as possible). The flicks are soft snipes aimed at the flicker's own edge
 is crossed out and every page can go on for as long as the run lasts.
 
 Prints throughput (actions/s), the latency from sending an action to the opponent's socket receiving
-its events (p50, p99, max), the server's CPU per action and its memory per live page (resident growth
+its events (p50, p99, max), the server's CPU per action (and how it splits between the threads: the
+event loop, the busiest other thread, which is the database writer, and the rest; from /proc, so C and
+kernel time count too, which `--profile` leaves out) and its memory per live page (resident growth
 with both sockets connected, over the server's size before the pages were made).
 
 With `--floor`, the same load also runs against the floor of Dotfight's own stack
@@ -92,6 +94,31 @@ def cpu_split(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def thread_cpu(pid: int) -> dict[int, float]:
+    """Returns each thread's CPU time (user + system) so far, by thread id (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            used[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return used
+
+
+def thread_split(pids: list[int], before: dict[int, dict[int, float]]) -> tuple[float, float, float]:
+    """Splits the CPU the processes used since `before` (their `thread_cpu`) into the main thread's (the
+    event loop), the busiest other thread's of each (the database writer) and all the rest."""
+    main = busiest = rest = 0.0
+    for pid in pids:
+        now = thread_cpu(pid)
+        used = {tid: seconds - before[pid].get(tid, 0.0) for tid, seconds in now.items()}
+        main += used.pop(pid, 0.0)
+        ranked = sorted(used.values(), reverse=True)
+        busiest += ranked[0] if ranked else 0.0
+        rest += sum(ranked[1:])
+    return main, busiest, rest
 
 
 def rss_bytes(pid: int) -> int:
@@ -340,6 +367,7 @@ async def run(
     profiler = start_profiler(args, server_pids)
     server_cpu, proxy_cpu = server_cpu_now(), proxy_cpu_now()
     system_cpu = sum(cpu_split(pid)[1] for pid in server_pids)
+    threads_before = {pid: thread_cpu(pid) for pid in server_pids}
     db_cpu = database_cpu() if database_cpu is not None else 0.0
     own_cpu = time.process_time()
     started = time.perf_counter()
@@ -357,6 +385,7 @@ async def run(
     proxy_cpu = proxy_cpu_now() - proxy_cpu
     server_cpu = server_cpu_now() - server_cpu + proxy_cpu
     system_cpu = sum(cpu_split(pid)[1] for pid in server_pids) - system_cpu
+    loop_cpu, writer_cpu, rest_cpu = thread_split(server_pids, threads_before)
     if database_cpu is not None:
         db_cpu = database_cpu() - db_cpu
     own_cpu = time.process_time() - own_cpu
@@ -380,6 +409,8 @@ async def run(
         "actions": float(total),
         "actions_per_s": total / elapsed,
         "cpu_ms_per_action": server_cpu / total * 1000,
+        "loop_cpu_ms_per_action": loop_cpu / total * 1000,
+        "writer_cpu_ms_per_action": writer_cpu / total * 1000,
         "p50_ms": statistics.median(ordered) * 1000,
         "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
         "max_ms": ordered[-1] * 1000,
@@ -399,6 +430,11 @@ async def run(
         f"  CPU: server {figures['cpu_ms_per_action']:.2f} ms/action ({server_cpu / elapsed:.0%} of a core;"
         f" {system_cpu / server_cpu if server_cpu else 0:.0%} of it in the kernel),"
         f" clients {own_cpu / elapsed:.0%} of a core; load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"  threads: the event loop {figures['loop_cpu_ms_per_action']:.2f} ms/action, the busiest other"
+        f" (the database writer) {figures['writer_cpu_ms_per_action']:.2f},"
+        f" the rest {rest_cpu / total * 1000:.2f}"
     )
     print(
         f"  latency (send -> opponent hears): p50 {figures['p50_ms']:.1f} ms, p99 {figures['p99_ms']:.1f} ms,"
@@ -595,6 +631,8 @@ def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
         ("kept_up", "done / offered", "{:.3f}"),
         ("cpu_ms_per_action", "server CPU ms/action", "{:.3f}"),
         ("proxy_cpu_ms_per_action", "  of it nginx, ms/action", "{:.3f}"),
+        ("loop_cpu_ms_per_action", "  event loop thread", "{:.3f}"),
+        ("writer_cpu_ms_per_action", "  busiest other thread", "{:.3f}"),
         ("p50_ms", "p50 send -> opponent, ms", "{:.1f}"),
         ("p99_ms", "p99 send -> opponent, ms", "{:.1f}"),
         ("kb_per_page", "KB per live page (peak)", "{:.0f}"),
