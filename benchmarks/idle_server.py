@@ -46,18 +46,6 @@ def switches(pid: int) -> int:
     return total
 
 
-def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
-    """CPU seconds (user, system) of each thread of the process so far, by thread id."""
-    tick = os.sysconf("SC_CLK_TCK")
-    spent: dict[int, tuple[float, float]] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            stat = (task / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            spent[int(task.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
-    return spent
-
-
 def thread_names(pid: int) -> dict[int, str]:
     """Python's names of the process's threads (py-spy's dump: `Thread <tid> (idle): "name"`)."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
@@ -102,7 +90,7 @@ async def idle(args: argparse.Namespace, base: str, pid: int) -> dict[str, float
         await asyncio.gather(*(harness.join(page, {"blue": ws, "red": ws}) for page in batch))
     await asyncio.sleep(args.settle)
     cpu, system, woken = harness.cpu_seconds(pid), harness.cpu_split(pid)[1], switches(pid)
-    threads = thread_cpu(pid)
+    threads = harness.thread_cpu(pid)
     started = time.perf_counter()
     latencies: list[float] = []
     players = [
@@ -122,7 +110,7 @@ async def idle(args: argparse.Namespace, base: str, pid: int) -> dict[str, float
     names = thread_names(pid)
     by_name: dict[str, float] = {}
     kernel: dict[str, float] = {}
-    for tid, (user, system_now) in thread_cpu(pid).items():
+    for tid, (user, system_now) in harness.thread_cpu(pid).items():
         name = re.sub(r"_\d+$", "_*", names.get(tid, "?"))  # a pool's threads together
         user_before, system_before = threads.get(tid, (0.0, 0.0))
         by_name[name] = by_name.get(name, 0.0) + user + system_now - user_before - system_before

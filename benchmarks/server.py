@@ -96,24 +96,27 @@ def cpu_split(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
-def thread_cpu(pid: int) -> dict[int, float]:
-    """Returns each thread's CPU time (user + system) so far, by thread id (Linux /proc)."""
+def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
+    """CPU seconds (user, system) of each thread of the process so far, by thread id (Linux /proc)."""
     tick = os.sysconf("SC_CLK_TCK")
-    used = {}
+    spent: dict[int, tuple[float, float]] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            used[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
-    return used
+            stat = (task / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            spent[int(task.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
+    return spent
 
 
-def thread_split(pids: list[int], before: dict[int, dict[int, float]]) -> tuple[float, float, float]:
+def thread_split(
+    pids: list[int], before: dict[int, dict[int, tuple[float, float]]]
+) -> tuple[float, float, float]:
     """Splits the CPU the processes used since `before` (their `thread_cpu`) into the main thread's (the
     event loop), the busiest other thread's of each (the database writer) and all the rest."""
     main = busiest = rest = 0.0
     for pid in pids:
         now = thread_cpu(pid)
-        used = {tid: seconds - before[pid].get(tid, 0.0) for tid, seconds in now.items()}
+        used = {tid: sum(spent) - sum(before[pid].get(tid, (0.0, 0.0))) for tid, spent in now.items()}
         main += used.pop(pid, 0.0)
         ranked = sorted(used.values(), reverse=True)
         busiest += ranked[0] if ranked else 0.0
