@@ -91,21 +91,23 @@ def cpu_seconds(pid: int) -> float:
 
 def cpu_split(pid: int) -> tuple[float, float]:
     """Returns the user and the system CPU time a process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
+    return stat_times(Path(f"/proc/{pid}/stat"))
 
 
 def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
     """CPU seconds (user, system) of each thread of the process so far, by thread id (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
     spent: dict[int, tuple[float, float]] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            stat = (task / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            spent[int(task.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
+            spent[int(task.name)] = stat_times(task / "stat")
     return spent
+
+
+def stat_times(stat: Path) -> tuple[float, float]:
+    """The user and the system CPU seconds in a /proc `stat` file (a process's or a thread's)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def thread_split(

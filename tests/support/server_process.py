@@ -15,6 +15,8 @@ from pathlib import Path
 
 import httpx
 
+from dotfight.server.settings import Settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The action budgets (per page and per client address) lifted, for clients that play far faster than
 # people from one address (tests, benchmarks); the tests of the budgets set their own.
@@ -25,9 +27,9 @@ RELAXED_ACTION_BUDGET = {
     "DOTFIGHT_ACTIONS_PER_ADDRESS_BURST": "100000",
 }
 # How long a test client keeps an idle connection for reuse: well under the server's keep-alive timeout
-# (`http_keep_alive_timeout`, 5 s). At equal timeouts a request sent on a connection the server is just
-# closing is reset (ECONNRESET), which a slow machine hits when many connections idle alike.
-CLIENT_KEEPALIVE_EXPIRY_S = 2.0
+# (the `http_keep_alive_timeout` default). At equal timeouts a request sent on a connection the server is
+# just closing is reset (ECONNRESET), which a slow machine hits when many connections idle alike.
+CLIENT_KEEPALIVE_EXPIRY_S = Settings.model_fields["http_keep_alive_timeout"].default * 0.4
 
 
 def client_limits(max_connections: int | None = 100) -> httpx.Limits:
