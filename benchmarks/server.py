@@ -156,7 +156,7 @@ def bench_server(workdir: Path) -> ServerProcess:
 class PostgresServers:
     """`processes` servers on one throwaway PostgreSQL cluster, with the interface run() needs."""
 
-    def __init__(self, workdir: Path, processes: int) -> None:
+    def __init__(self, workdir: Path, processes: int, tree: Path | None = None) -> None:
         from tests.store.conftest import PostgresCluster, find_postgres_bindir
 
         bindir = find_postgres_bindir()
@@ -165,6 +165,7 @@ class PostgresServers:
         self.cluster = PostgresCluster(bindir)
         self.workdir = workdir
         self.processes = processes
+        self.tree = tree  # another source tree's `dotfight serve` (`--baseline`), or None: this one
         self.servers: list[ServerProcess] = []
 
     def start(self) -> None:
@@ -172,12 +173,13 @@ class PostgresServers:
         self.cluster.start_server()
         url = self.cluster.new_database()
         for number in range(self.processes):
-            server = ServerProcess(
-                url,
-                self.workdir / f"server-{number}.log",
-                extra_args=["--no-access-log"],
-                extra_env=BENCH_ENV,
-            )
+            log = self.workdir / f"server-{number}.log"
+            arguments = ["--no-access-log"]
+            if self.tree is None:
+                server = ServerProcess(url, log, extra_args=arguments, extra_env=BENCH_ENV)
+            else:
+                tree_env = {**BENCH_ENV, "PYTHONPATH": str(self.tree)}
+                server = ServerProcess(url, log, extra_args=arguments, extra_env=tree_env, cwd=self.tree)
             server.start()  # one after the other: the first migrates the database
             self.servers.append(server)
 
@@ -638,6 +640,7 @@ def compare(results: dict[str, list[dict[str, float]]], base: str) -> None:
         ("proxy_cpu_ms_per_action", "  of it nginx, ms/action", "{:.3f}"),
         ("loop_cpu_ms_per_action", "  event loop thread", "{:.3f}"),
         ("writer_cpu_ms_per_action", "  busiest other thread", "{:.3f}"),
+        ("db_cpu_ms_per_action", "PostgreSQL's own, ms/action", "{:.3f}"),
         ("p50_ms", "p50 send -> opponent, ms", "{:.1f}"),
         ("p99_ms", "p99 send -> opponent, ms", "{:.1f}"),
         ("kb_per_page", "KB per live page (peak)", "{:.0f}"),
@@ -702,7 +705,8 @@ def main() -> int:
     )
     parser.add_argument(
         "--baseline", type=Path, default=None,
-        help="also run `dotfight serve` from this source tree (the code before a change), interleaved",
+        help="also run `dotfight serve` from this source tree (the code before a change), interleaved;"
+        " with --database postgresql, as the same spread processes",
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --floor (default 3)")
     parser.add_argument(
@@ -739,6 +743,10 @@ def main() -> int:
         processes = args.processes
         contenders = {name: lambda workdir: PostgresServers(workdir, processes), "sqlite×1": bench_server}
         base = "sqlite×1"
+        if args.baseline is not None:
+            # The code before a change on the same spread processes: their CPU and PostgreSQL's compared.
+            tree = args.baseline.resolve()
+            contenders[f"{name} before"] = lambda workdir: PostgresServers(workdir, processes, tree)
         if args.proxy == "nginx":
             # Affinity behind nginx against the one process behind the same nginx; the spread
             # processes, reached directly, beside them.

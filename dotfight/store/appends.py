@@ -54,6 +54,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.sql.expression import UpdateBase
 
 from dotfight.store import driver
+from dotfight.store.expiry import setup_moved_at
 from dotfight.store.models import ActionRow, PageRow, PageStateRow
 from dotfight.store.records import ClockUpdate, StateJson
 
@@ -191,6 +192,7 @@ _MOVE_ON = (
         winner=bindparam("b_winner"),
         status=bindparam("b_status"),
         updated_at=bindparam("b_now"),
+        setup_moved_at=bindparam("b_setup_moved_at"),
     )
 )
 # The same, and only while no logged action of the page carries the move_id (one statement, one round
@@ -293,6 +295,7 @@ def move_on_parameters(
         "b_winner": summary["winner"],
         "b_status": summary["status"],
         "b_now": now,
+        "b_setup_moved_at": setup_moved_at(summary["status"], summary["phase"], now),
     }
 
 

@@ -2,7 +2,8 @@
 their link answers "expired" (410) rather than "unknown" (404). Pages in play or over are never touched.
 
 Kept apart from `repository.py` (one concept per module); the tombstone table is added by the
-migration `0002_page_expiry`, the index of the pages swept by `0010_setup_pages_index`.
+migration `0002_page_expiry`, the index of the pages swept by `0011_setup_moved_at` (it replaced
+`0010_setup_pages_index`'s).
 """
 
 from __future__ import annotations
@@ -41,9 +42,27 @@ SWEPT = and_(
     PageRow.status == literal_column("'open'"),
     PageRow.phase.in_([literal_column(f"'{phase}'") for phase in SETUP_PHASES]),
 )
-# Finds idle pages in setup without reading the whole table, and only those: a move of a page in play
-# (every move changes `updated_at`) writes nothing there (migration 0010; 0002 indexed every page).
-Index("ix_pages_setup_updated_at", PageRow.updated_at, sqlite_where=SWEPT, postgresql_where=SWEPT)
+# Finds idle pages in setup without reading the whole table, and only those (migration 0011). Its column
+# is one a move in play leaves as it was (None): 0010's index was on `updated_at`, partial, yet
+# PostgreSQL counts an index's column as indexed whatever its WHERE, so every move of every page
+# changed an indexed column and no UPDATE of a page row was a HOT one (each wrote a new entry into the
+# table's every index, and a dead row for vacuum).
+SETUP_MOVED = PageRow.setup_moved_at.is_not(None)
+Index(
+    "ix_pages_setup_moved_at", PageRow.setup_moved_at, sqlite_where=SETUP_MOVED, postgresql_where=SETUP_MOVED
+)
+
+
+def setup_moved_at(status: str, phase: str, now: datetime) -> datetime | None:
+    """Returns the page row's `setup_moved_at` after a write at `now` that leaves it in `status` and
+    `phase`: now while the page is open and in setup, else None.
+
+    >>> from datetime import datetime, timezone
+    >>> at = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    >>> setup_moved_at("open", "positioning", at) == at, setup_moved_at("open", "battle", at)
+    (True, None)
+    """
+    return now if status == "open" and phase in SETUP_PHASES else None
 
 
 def is_expired(session: Session, page_id: str) -> bool:
@@ -53,8 +72,8 @@ def is_expired(session: Session, page_id: str) -> bool:
 
 def idle_setup_pages(idle_since: datetime, limit: int) -> Select[str]:
     """The query of up to `limit` open pages still in setup whose last action came before `idle_since`
-    (read through `ix_pages_setup_updated_at`)."""
-    return select(PageRow.id).where(SWEPT, PageRow.updated_at < idle_since).limit(limit)
+    (read through `ix_pages_setup_moved_at`)."""
+    return select(PageRow.id).where(SWEPT, PageRow.setup_moved_at < idle_since).limit(limit)
 
 
 def expire_idle_setup_pages(session: Session, idle_since: datetime, limit: int = 500) -> list[str]:

@@ -45,6 +45,11 @@ class PageRow(Base):
     bot: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utc_now)
+    # When the page last moved while open and still in setup, None once it is past setup or over: the
+    # expiry sweeper's index is on it (expiry.py), not on `updated_at`, which every move changes. On
+    # PostgreSQL a row whose indexed columns an UPDATE leaves as they were is updated in place (a HOT
+    # update: no new entry in any of the table's indexes), so a move in play touches no index at all.
+    setup_moved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # The clock as created ({"initial_s", "increment_s"} live, {"per_move_s"} link), None: no clock.
     clock: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # The clock model's own state (opaque to the store), written with the move that changed it.

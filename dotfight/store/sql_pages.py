@@ -211,6 +211,7 @@ class SqlPageStore(AppendsAnsweredByFuture):
                 bot=record.bot,
                 created_at=record.created_at,
                 updated_at=now,
+                setup_moved_at=expiry.setup_moved_at(checkpoint.status, checkpoint.phase, now),
                 clock=record.clock,
                 **clock_columns(checkpoint.clock),
                 **summary_of(checkpoint),

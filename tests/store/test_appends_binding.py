@@ -106,7 +106,9 @@ def test_a_group_commits_moment_is_formatted_once_per_statement(monkeypatch: pyt
         assert appends.move_on_many(connection, moves, NOW)
         logged = connection.exec_driver_sql("SELECT page_id, created_at FROM actions ORDER BY page_id").all()
         moved = connection.exec_driver_sql("SELECT DISTINCT updated_at FROM pages").all()
-    assert formatted == [NOW, NOW]  # the UPDATE's and the INSERT's, once each for six rows
+    # The UPDATE's moment and its setup_moved_at (None: the pages are in play), the INSERT's moment: each
+    # once for six rows.
+    assert formatted == [NOW, None, NOW]
     assert logged == [(f"p{number}", "2026-12-02 18:05:07.654321") for number in range(6)]
     assert moved == [("2026-12-02 18:05:07.654321",)]
 

@@ -22,7 +22,7 @@ def _setup_page(page_id: str, age: timedelta) -> tuple[PageRow, list[SeatRow], P
     page = PageRow(
         id=page_id, rules={}, preset="quick", seed="0" * 32, seed_sha256="0" * 64, mode="link",
         status="open", phase="positioning", side_to_act="blue", winner=None, version=3, bot=None,
-        created_at=when, updated_at=when,
+        created_at=when, updated_at=when, setup_moved_at=when,
     )  # fmt: skip
     seats = [
         SeatRow(page_id=page_id, side=side, kind="seat", token_hash=f"{page_id}-{side}")
