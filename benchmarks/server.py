@@ -72,7 +72,7 @@ from dotfight.server.page_view import events_on_the_wire
 from dotfight.server.rooms import compact_json
 from tests.support.nginx_proxy import NginxProxy
 from tests.support.pages import SETUP_MOVES, engine_page_ready_to_play
-from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess, free_port
+from tests.support.server_process import RELAXED_ACTION_BUDGET, REPO_ROOT, ServerProcess, free_port
 
 T = TypeVar("T")
 
@@ -148,6 +148,11 @@ BENCH_ENV = {
 }
 
 
+def tree_env(tree: Path) -> dict[str, str]:
+    """The servers' environment for running `dotfight serve` from another source tree (`--baseline`)."""
+    return {**BENCH_ENV, "PYTHONPATH": str(tree)}
+
+
 def bench_server(workdir: Path) -> ServerProcess:
     """The server under test, on a fresh SQLite file in `workdir`."""
     return ServerProcess.on_sqlite(workdir, extra_args=["--no-access-log"], extra_env=BENCH_ENV)
@@ -173,13 +178,13 @@ class PostgresServers:
         self.cluster.start_server()
         url = self.cluster.new_database()
         for number in range(self.processes):
-            log = self.workdir / f"server-{number}.log"
-            arguments = ["--no-access-log"]
-            if self.tree is None:
-                server = ServerProcess(url, log, extra_args=arguments, extra_env=BENCH_ENV)
-            else:
-                tree_env = {**BENCH_ENV, "PYTHONPATH": str(self.tree)}
-                server = ServerProcess(url, log, extra_args=arguments, extra_env=tree_env, cwd=self.tree)
+            server = ServerProcess(
+                url,
+                self.workdir / f"server-{number}.log",
+                extra_args=["--no-access-log"],
+                extra_env=BENCH_ENV if self.tree is None else tree_env(self.tree),
+                cwd=self.tree or REPO_ROOT,
+            )
             server.start()  # one after the other: the first migrates the database
             self.servers.append(server)
 
@@ -675,7 +680,7 @@ class BaselineServer(ServerProcess):
             f"sqlite:///{workdir / 'pages.sqlite3'}",
             workdir / "server.log",
             extra_args=["--no-access-log"],
-            extra_env={**BENCH_ENV, "PYTHONPATH": str(tree)},
+            extra_env=tree_env(tree),
             cwd=tree,
         )
 

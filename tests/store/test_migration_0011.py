@@ -83,6 +83,12 @@ def update_counters(connection: Connection) -> tuple[int, int]:
     return int(counted[0]), int(counted[1])
 
 
+def updates_since(connection: Connection, before: tuple[int, int]) -> tuple[int, int]:
+    """The page-row updates, and the HOT ones among them, counted since `before` (`update_counters`)."""
+    updated, hot = update_counters(connection)
+    return updated - before[0], hot - before[1]
+
+
 def move_as_an_action_does(connection: Connection, version: int) -> bool:
     """Moves the page in play on by one version with the statement an action writes (appends.move_on)."""
     summary = {"version": version, "phase": "battle", "side_to_act": "red", "winner": None, "status": "open"}
@@ -102,8 +108,7 @@ def test_the_sweepers_index_moves_onto_setup_moved_at_and_sweeps_as_before(engin
                     text("UPDATE pages SET version = :version, updated_at = :at WHERE id = 'playing'"),
                     {"version": version, "at": T0 + timedelta(days=2, seconds=version)},
                 )
-            after = update_counters(connection)
-            assert (after[0] - before[0], after[1] - before[1]) == (MOVES, 0)
+            assert updates_since(connection, before) == (MOVES, 0)
         with engine.begin() as connection:
             connection.execute(text("UPDATE pages SET version = 0 WHERE id = 'playing'"))
     upgrade_to_head(engine)
@@ -119,8 +124,7 @@ def test_the_sweepers_index_moves_onto_setup_moved_at_and_sweeps_as_before(engin
             before = update_counters(connection)
             for version in range(1, MOVES + 1):
                 assert move_as_an_action_does(connection, version)
-            after = update_counters(connection)
-            assert (after[0] - before[0], after[1] - before[1]) == (MOVES, MOVES)
+            assert updates_since(connection, before) == (MOVES, MOVES)
     with Session(engine) as session, session.begin():
         expired = expiry.expire_idle_setup_pages(session, T0)
     assert sorted(expired) == ["idle_placing", "idle_setup"]
