@@ -39,6 +39,7 @@ from typing import Any
 from sqlalchemy import event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.proc_cpu import cpu_seconds
 from benchmarks.store_append import MOVES
 from dotfight.server.broadcast import notify_in_transaction
 from dotfight.store.database import make_engine
@@ -49,8 +50,6 @@ from tests.store.conftest import PostgresCluster, find_postgres_bindir
 
 CHECKPOINT_EVERY = 16  # the authority's CACHE_EVERY on a page with little ink
 CHANNEL = "ceiling"
-# The clock ticks of /proc's CPU times.
-TICKS = os.sysconf("SC_CLK_TCK")
 BARRIER_TIMEOUT_S = 120.0
 
 
@@ -80,10 +79,9 @@ class DurableCluster(PostgresCluster):
 def process_cpu(pid: int) -> float:
     """A process's utime + stime in seconds (0 if it is gone)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return cpu_seconds(pid)
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def own_cpu() -> float:

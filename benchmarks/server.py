@@ -67,6 +67,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 # A script, not a package: the shared harness lives in tests/support under the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.proc_cpu import cpu_seconds, cpu_split, stat_times
 from dotfight.engine import apply, turn_options
 from dotfight.server.page_view import events_on_the_wire
 from dotfight.server.rooms import compact_json
@@ -84,16 +85,6 @@ RECEIVE_TIMEOUT = 30.0
 JOIN_BATCH = 100
 
 
-def cpu_seconds(pid: int) -> float:
-    """Returns the CPU time (user + system) a process has used so far (Linux /proc)."""
-    return sum(cpu_split(pid))
-
-
-def cpu_split(pid: int) -> tuple[float, float]:
-    """Returns the user and the system CPU time a process has used so far (Linux /proc)."""
-    return stat_times(Path(f"/proc/{pid}/stat"))
-
-
 def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
     """CPU seconds (user, system) of each thread of the process so far, by thread id (Linux /proc)."""
     spent: dict[int, tuple[float, float]] = {}
@@ -101,13 +92,6 @@ def thread_cpu(pid: int) -> dict[int, tuple[float, float]]:
         with contextlib.suppress(OSError):  # a thread that ended meanwhile
             spent[int(task.name)] = stat_times(task / "stat")
     return spent
-
-
-def stat_times(stat: Path) -> tuple[float, float]:
-    """The user and the system CPU seconds in a /proc `stat` file (a process's or a thread's)."""
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def thread_split(

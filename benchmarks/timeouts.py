@@ -16,7 +16,6 @@ page's `time_out` by itself, and the CPU a server holding many idle live pages w
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -24,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.proc_cpu import cpu_seconds
 from tests.support.clock_pages import endings, live_page_at_reds_turn, seconds, wait_over
 from tests.support.server_process import RELAXED_ACTION_BUDGET, ServerProcess
 
@@ -67,8 +67,7 @@ def delay(pages: int) -> None:
 def _cpu_s(server: ServerProcess) -> float:
     """The server process's CPU time so far (user + system), in seconds."""
     assert server.process is not None
-    fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(server.process.pid)
 
 
 def _idle_share(server: ServerProcess, seconds_: float) -> float:

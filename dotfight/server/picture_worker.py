@@ -20,8 +20,8 @@ from dotfight.server.picture import page_svg, png_size, svg_to_png
 # Added to the worker's niceness once, at its first drawing (workers fork from a forkserver the bot and
 # the engine share, so the forkserver itself keeps the server's priority). The lowest priority there is:
 # beside a busy server thread the kernel gives a niceness-19 process about 1.5 % of a core (10 gave it
-# about 10 %), and a picture can always wait a little longer than a move. A test of eight clients
-# drawing all along on a slow shared machine saw the server's p99 snapshot go from 17 to 61 ms at 10.
+# about 10 %), and a picture can always wait a little longer than a move. At 10, eight clients drawing
+# all along on a slow shared machine took the server's p99 snapshot from 17 ms (idle) to 61 ms.
 WORKER_NICENESS = 19
 _niced = False
 
