@@ -695,9 +695,14 @@ def main() -> int:
     parser.add_argument(
         "--baseline", type=Path, default=None,
         help="also run `dotfight serve` from this source tree (the code before a change), interleaved;"
-        " with --database postgresql, as the same spread processes",
+        " with --database postgresql, as the same spread processes (and behind nginx too with --proxy nginx)",
     )  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds with --floor (default 3)")
+    parser.add_argument(
+        "--only", default=None,
+        help="play only these contenders, comma-separated (e.g. 'postgresql×2 nginx,postgresql×2 nginx"
+        " before'): two side by side, with nothing between them to leave the machine warmer for one",
+    )  # fmt: skip
     parser.add_argument(
         "--profile", type=Path, default=None,
         help="sample each server with py-spy during play; collapsed stacks into this directory",
@@ -744,6 +749,11 @@ def main() -> int:
                 f"{name} nginx": lambda workdir: ProxiedServers(PostgresServers(workdir, processes)),
                 "sqlite×1 nginx": lambda workdir: ProxiedServers(bench_server(workdir)),
             }
+            if args.baseline is not None:  # the code before a change behind the same nginx, beside them
+                before = args.baseline.resolve()
+                contenders[f"{name} nginx before"] = lambda workdir: ProxiedServers(
+                    PostgresServers(workdir, processes, before)
+                )
             base = "sqlite×1 nginx"
     elif args.proxy == "nginx":
         contenders = {"dotfight nginx": lambda workdir: ProxiedServers(bench_server(workdir))}
@@ -757,10 +767,17 @@ def main() -> int:
         if args.floor:
             contenders["floor"] = lambda workdir: FloorServer(workdir, args.ws)
         base = "floor" if args.floor else "before" if args.baseline is not None else "dotfight"
+    if args.only is not None:
+        wanted = [name.strip() for name in args.only.split(",")]
+        unknown = [name for name in wanted if name not in contenders]
+        if unknown:
+            parser.error(f"no contender {unknown} here; there are {list(contenders)}")
+        contenders = {name: contenders[name] for name in wanted}
+        base = base if base in contenders else wanted[-1]
     if len(contenders) == 1:
-        args.contender = "dotfight"
-        print("dotfight")
-        one_round(args, bench_server)
+        [(args.contender, make)] = contenders.items()
+        print(args.contender)
+        one_round(args, make)
         return 0
     compare(interleaved(args, contenders, one_round), base)
     return 0

@@ -112,7 +112,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings, database, None if notices is None else partial(notify_in_transaction, notices=notices)
         )
         authority.notices = notices
-        broadcast: Broadcast = PostgresBroadcast(database) if postgres else LocalBroadcast()
+        broadcast: Broadcast = (
+            PostgresBroadcast(database, own_sender=lambda: store.writer_backend_pid)
+            if postgres
+            else LocalBroadcast()
+        )
         rooms = Rooms(
             authority,
             broadcast,
@@ -167,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         authority.add_listener(timeouts.committed)
         authority.on_late_move = timeouts.late_move
+        authority.on_write_unsure = rooms.write_unsure
         authority.on_created = timeouts.created
         await timeouts.start()
         # In the background: start-up does not wait for the pages a restart left at the bot's move.

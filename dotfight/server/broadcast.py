@@ -8,16 +8,23 @@ PostgreSQL's 8000 bytes (`dotfight.server.pages.notice`), else only `"<page_id> 
 sockets forwards a whole notice's events as they are and keeps the move for the state in memory, which
 is advanced by it only when this process next decides an action of the page; a bare notice, or a version
 missing before one, makes the room read the missing entries from the log, once for all its sockets
-(`dotfight.server.rooms`); a process with no socket of the page does nothing. This process's own commits
-reach its rooms from the page authority directly (`Rooms.committed`), never through here.
+(`dotfight.server.rooms`); a process with no socket of the page does not hear it. This process's own
+commits reach its rooms from the page authority directly (`Rooms.committed`), never through here.
 
 - `LocalBroadcast`: one process (SQLite, the embedded default); nobody else commits or holds seats.
-- `PostgresBroadcast`: every process LISTENs on channel `dotfight_pages` through one dedicated psycopg
-  connection on the event loop, read by a reader callback (libpq hands the notices over as the socket
-  delivers them); the NOTIFY is sent inside the action's own transaction (`notify_in_transaction`, one
-  payload per action, by the action's own statement: a group commit's in its one executemany), so PostgreSQL
-  delivers it exactly when, and only if, the action commits, in commit order. A dropped LISTEN
-  connection is reconnected with a growing pause, and `on_reconnect` callbacks then catch up every page
+- `PostgresBroadcast`: each page's commits are NOTIFYed on a channel of its own (`page_channel`), which
+  a process LISTENs to while it holds a room of the page (`follow` when the room is made, before its
+  first socket reads the page; `unfollow` when it goes), through one dedicated psycopg connection on
+  the event loop, read by a reader callback (libpq hands the notices over as the socket delivers
+  them). So PostgreSQL sends a page's notices only to the processes with sockets of it: with page
+  affinity (deploy/nginx.conf) no other process hears of its moves at all. The notices this process's
+  own writer sent (told apart by the PostgreSQL backend that sent them, `own_sender`) are dropped as
+  they are read: the page authority tells this process's rooms of its own commits, and a write whose
+  outcome it never learnt makes the room read the log (`Rooms.write_unsure`). The NOTIFY is sent inside
+  the action's own transaction (`notify_in_transaction`, one payload per action, by the action's own
+  statement: a group commit's in its one executemany), so PostgreSQL delivers it exactly when, and only
+  if, the action commits, in commit order. A dropped LISTEN connection is reconnected with a growing
+  pause, listening again to every page followed, and `on_reconnect` callbacks then catch up every page
   from the last version each heard.
 
 Presence crosses processes the same way: each process keeps one row per page where it holds a seat
@@ -58,7 +65,10 @@ from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_not
 
 logger = logging.getLogger(__name__)
 
-PAGES_CHANNEL = "dotfight_pages"
+# A page's commits are NOTIFYed on a channel of its own, which a process LISTENs to only while it holds
+# a room of the page: PostgreSQL then sends a notice only to the processes with sockets of the page.
+PAGE_CHANNEL_PREFIX = "dotfight_page_"
+PAGE_CHANNEL_PREFIX_BYTES = PAGE_CHANNEL_PREFIX.encode()
 PRESENCE_CHANNEL = "dotfight_presence"
 NOTICES_CHANNEL = "dotfight_notices"
 
@@ -75,6 +85,27 @@ SIDES = ("blue", "red")
 # Departures one process keeps in memory (page, side), the oldest forgotten first: a claim against a
 # seat whose departure was forgotten counts from the turn passing to it, or the server's start.
 DEPARTURES_KEPT = 100_000
+
+
+def page_channel(page_id: str) -> str:
+    """The channel a page's commits are NOTIFYed on (a page id is at most 32 characters of
+    `[A-Za-z0-9_-]`, so a channel name stays within PostgreSQL's 63 bytes).
+
+    >>> page_channel("Ab-3")
+    'dotfight_page_Ab-3'
+    """
+    return PAGE_CHANNEL_PREFIX + page_id
+
+
+def listen_statement(command: str, page_ids: Sequence[str]) -> str:
+    """The LISTENs (or UNLISTENs) of the pages' channels as one statement, each name quoted (a page id
+    may hold capitals and dashes).
+
+    >>> listen_statement("LISTEN", ["Ab-3", "x"])
+    'LISTEN "dotfight_page_Ab-3"; LISTEN "dotfight_page_x"'
+    """
+    quoted = (page_channel(page_id).replace('"', '""') for page_id in page_ids)
+    return "; ".join(f'{command} "{channel}"' for channel in quoted)
 
 
 def departed(before: tuple[bool, bool], after: tuple[bool, bool]) -> list[str]:
@@ -100,6 +131,13 @@ class Broadcast(Protocol):
 
     def subscribe_presence(self, callback: PresenceCallback) -> None:
         """Registers `callback(page_id, (blue, red))`: the seats other processes hold on a page changed."""
+
+    async def follow(self, page_id: str) -> None:
+        """Hears the commits of a page from now on (a room of it is made here): returns once every commit
+        after the call will be heard, so a read of the page made after it misses nothing."""
+
+    def unfollow(self, page_id: str) -> None:
+        """Stops hearing a page's commits (its room here is gone), off the caller's path."""
 
     def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
         """Records which seats this process holds on a page (both False: none)."""
@@ -146,6 +184,12 @@ class LocalBroadcast:
     def subscribe_presence(self, callback: PresenceCallback) -> None:
         """No other process: never called."""
 
+    async def follow(self, page_id: str) -> None:
+        """Every commit is this process's own: nothing to listen to."""
+
+    def unfollow(self, page_id: str) -> None:
+        """Nothing was listened to."""
+
     def share_presence(self, page_id: str, seats: tuple[bool, bool]) -> None:
         """No other process to tell; the seats that left are kept as departures (in memory, bounded)."""
         before = self._shared.pop(page_id, NO_ONE)
@@ -190,7 +234,8 @@ def notify_in_transaction(
     Made before the write, so the store sends it with the write itself (one round trip an action, a group
     commit's in its one executemany), from the page row the write moved on: a refused write sends none.
     """
-    return PAGES_CHANNEL, f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
+    payload = f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
+    return page_channel(page_id), payload
 
 
 # A departure kept per page and side is the latest one written (two processes may write at once).
@@ -224,8 +269,13 @@ class PostgresBroadcast:
         ttl_s: float = 3.0,
         reconnect_max_s: float = 2.0,
         now: Callable[[], float] = time.time,
+        own_sender: Callable[[], int | None] | None = None,
     ) -> None:
+        """`own_sender` says which PostgreSQL backend sends this process's own commits' NOTIFYs (the
+        store's writer connection, `SqlPageStore.writer_backend_pid`), or None: a notice from it is this
+        process's own commit, told to its rooms by the page authority, and is not handed on again."""
         self._now = now
+        self._own_sender = own_sender
         args, params = database.dialect.create_connect_args(database.url)
         self._connect_args: tuple[Any, ...] = tuple(args)
         self._connect_params: dict[str, Any] = dict(params)
@@ -241,6 +291,14 @@ class PostgresBroadcast:
         self._writes: asyncio.Lock | None = None
         self._writer: Any = None  # psycopg.AsyncConnection for presence, opened at start
         self._listening = asyncio.Event()
+        # The pages whose commits this process wants to hear (it holds a room of them), those its LISTEN
+        # connection listens to, and that connection while it reads (None while it is being made again).
+        self._followed: set[str] = set()
+        self._listened: set[str] = set()
+        self._listen_connection: Any = None
+        self._lost: asyncio.Future[None] | None = None
+        self._sync_lock = asyncio.Lock()
+        self._unfollow_due = False
         self._tasks: list[asyncio.Task[None]] = []
         self._presence_tasks: set[asyncio.Task[None]] = set()
         self.listen_backend_pid: int | None = None
@@ -248,9 +306,10 @@ class PostgresBroadcast:
     # -- the contract
 
     def subscribe(self, callback: CommitCallback) -> None:
-        """Registers `callback(notice)` for every NOTIFY heard (this process's own too: the
-        NOTIFY goes out inside the action's own transaction, `notify_in_transaction`, so it cannot be
-        lost between the commit and an announcement)."""
+        """Registers `callback(notice)` for every NOTIFY heard of the pages followed (`follow`), but
+        this process's own when `own_sender` names them. The NOTIFY goes out inside the action's own
+        transaction (`notify_in_transaction`), so it cannot be lost between the commit and an
+        announcement."""
         self._callbacks.append(callback)
 
     def on_reconnect(self, callback: ReconnectCallback) -> None:
@@ -322,20 +381,32 @@ class PostgresBroadcast:
             try:
                 connection = await self._connect()
                 async with connection:
-                    # Notices read while the LISTENs run are handed over by psycopg; after, by `_reading`.
-                    connection.add_notify_handler(lambda notify: self._heard(notify.channel, notify.payload))
-                    await connection.execute(f"LISTEN {PAGES_CHANNEL}".encode())
+                    # Notices read while a statement runs on it are handed over by psycopg; else by
+                    # `_reading`.
+                    connection.add_notify_handler(
+                        lambda notify: self._heard(notify.channel, notify.payload, notify.pid)
+                    )
                     await connection.execute(f"LISTEN {PRESENCE_CHANNEL}".encode())
                     await connection.execute(f"LISTEN {NOTICES_CHANNEL}".encode())
-                    self.listen_backend_pid = connection.info.backend_pid
-                    with self._reading(connection) as lost:
-                        self._listening.set()
-                        pause = 0.05
-                        if dropped:
-                            # Anything committed while deaf is caught up from the log, page by page.
-                            for callback in self._reconnect_callbacks:
-                                await callback()
-                        await lost
+                    async with self._sync_lock:
+                        # Every page followed, listened to again: the catch-up below reads after it.
+                        self._listened = set(self._followed)
+                        if self._listened:
+                            listening = listen_statement("LISTEN", sorted(self._listened))
+                            await connection.execute(listening.encode())
+                        self.listen_backend_pid = connection.info.backend_pid
+                        self._listen_connection = connection
+                    try:
+                        with self._reading(connection) as lost:
+                            self._listening.set()
+                            pause = 0.05
+                            if dropped:
+                                # Anything committed while deaf is caught up from the log, page by page.
+                                for callback in self._reconnect_callbacks:
+                                    await callback()
+                            await lost
+                    finally:
+                        self._listen_connection = None
             except asyncio.CancelledError:
                 raise
             except Exception as error:
@@ -351,29 +422,45 @@ class PostgresBroadcast:
         coroutine, generator step or wake-up per notice (psycopg's `notifies()` cost 39 of 428 samples
         of a spread benchmark's two processes). Yields a future that fails when the connection drops."""
         loop = asyncio.get_running_loop()
-        pgconn = connection.pgconn
         lost: asyncio.Future[None] = loop.create_future()
+        self._lost = lost
+        self._read_notices(connection)
+        try:
+            yield lost
+        finally:
+            self._lost = None
+            loop.remove_reader(connection.pgconn.socket)
+
+    def _read_notices(self, connection: Any) -> None:
+        """Starts reading the LISTEN connection's notices with a reader callback (`_reading`), handing
+        over at once what psycopg received and did not hand over yet."""
+        loop = asyncio.get_running_loop()
+        pgconn = connection.pgconn
         socket = pgconn.socket
+        lost = self._lost
+        assert lost is not None
+        own_sender = self._own_sender
 
         def readable() -> None:
             try:
                 pgconn.consume_input()
+                own = None if own_sender is None else own_sender()
                 while (notify := pgconn.notifies()) is not None:
-                    self._heard(notify.relname.decode(), notify.extra.decode())
+                    if notify.be_pid == own and notify.relname.startswith(PAGE_CHANNEL_PREFIX_BYTES):
+                        continue  # this process's own commit: its rooms are told by the authority
+                    self._heard(notify.relname.decode(), notify.extra.decode(), notify.be_pid)
             except Exception as error:  # the connection dropped (libpq could not read it)
                 loop.remove_reader(socket)
                 if not lost.done():
                     lost.set_exception(error)
 
         loop.add_reader(socket, readable)
-        readable()  # anything received with the LISTENs' answers and not handed over yet
-        try:
-            yield lost
-        finally:
-            loop.remove_reader(socket)
+        readable()
 
-    def _heard(self, channel: str, payload: str) -> None:
-        if channel == PAGES_CHANNEL:
+    def _heard(self, channel: str, payload: str, sender: int) -> None:
+        if channel.startswith(PAGE_CHANNEL_PREFIX):
+            if self._own_sender is not None and sender == self._own_sender():
+                return  # this process's own commit (read while a statement ran on the connection)
             notice = parse_notice(payload)
             if notice is None:
                 logger.warning("ignoring a malformed NOTIFY payload %r", payload[:80])
@@ -387,6 +474,57 @@ class PostgresBroadcast:
             self._spawn(self._refresh_presence(payload))
         elif channel == NOTICES_CHANNEL:
             self._heard_notice(payload)
+
+    # -- following pages
+
+    async def follow(self, page_id: str) -> None:
+        """LISTENs to a page's channel (a room of it is made here), and returns once PostgreSQL listens:
+        a commit after that is heard, and one before it is in the log the caller reads next (a NOTIFY
+        queued before the LISTEN and committed after it is delivered too: PostgreSQL reads the queue by
+        its listeners' channels when it delivers). While the LISTEN connection is being made again it
+        returns at once: the page is listened to with the others when the connection is back, and every
+        room then catches up from the log."""
+        self._followed.add(page_id)
+        if page_id not in self._listened:
+            await self._sync_listening()
+
+    def unfollow(self, page_id: str) -> None:
+        """Stops listening to a page's channel (its room here is gone), in the background: the UNLISTEN
+        goes with the next LISTEN, or on its own soon after."""
+        self._followed.discard(page_id)
+        if page_id in self._listened and not self._unfollow_due:
+            self._unfollow_due = True
+            self._spawn(self._sync_listening())
+
+    async def _sync_listening(self) -> None:
+        """Makes the LISTEN connection listen to the pages followed and to no other page, in one statement
+        (the pages of several rooms made at once go together)."""
+        async with self._sync_lock:
+            self._unfollow_due = False
+            connection = self._listen_connection
+            if connection is None:
+                return  # being made again: it listens to every page followed before reading
+            adding = sorted(self._followed - self._listened)
+            dropping = sorted(self._listened - self._followed)
+            statements = [listen_statement("LISTEN", adding)] if adding else []
+            statements += [listen_statement("UNLISTEN", dropping)] if dropping else []
+            if not statements:
+                return
+            loop = asyncio.get_running_loop()
+            # psycopg waits on the socket itself while its statement runs (and hands over the notices it
+            # reads meanwhile): the reader callback steps aside until it is done.
+            loop.remove_reader(connection.pgconn.socket)
+            try:
+                await connection.execute("; ".join(statements).encode())
+            except Exception as error:  # the connection dropped: it is made again, listening to all
+                logger.warning("could not LISTEN to the pages' channels (%s)", error)
+                if self._lost is not None and not self._lost.done():
+                    self._lost.set_exception(error)
+                return
+            self._listened.update(adding)
+            self._listened.difference_update(dropping)
+            if self._lost is not None and not self._lost.done():
+                self._read_notices(connection)
 
     # -- notices
 

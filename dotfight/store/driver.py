@@ -102,6 +102,13 @@ def deferring_begin(connection: Connection) -> Connection:
     return connection
 
 
+def backend_pid(connection: Connection) -> int:
+    """The process id of the PostgreSQL backend serving a connection: the sender PostgreSQL names in the
+    NOTIFYs its statements send."""
+    driver: Any = connection.connection.dbapi_connection
+    return int(driver.info.backend_pid)
+
+
 def defer_begin(connection: Connection) -> None:
     """Begins the connection's transaction at its next statement (a connection set up by
     `deferring_begin`); a transaction that sends none has nothing to commit."""

@@ -169,6 +169,12 @@ class SqlPageStore(AppendsAnsweredByFuture):
         self._notify = notify
         self.views = DatabaseViews(database, self._sessions, view_threads, busy_timeout_s, file)
 
+    @property
+    def writer_backend_pid(self) -> int | None:
+        """The PostgreSQL backend of the writer's connection, which sends every action's NOTIFY (None on
+        SQLite, or before the first write): its notices are this process's own."""
+        return self._writer.backend_pid
+
     def close(self) -> None:
         """Finishes the writes already queued and the views' reads, then stops their threads."""
         self._writer.close()

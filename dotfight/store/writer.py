@@ -155,6 +155,8 @@ class BatchWriter:
     ) -> None:
         self._database = database
         self._connection: Connection | None = None  # the writer's own, opened at the first batch
+        # The PostgreSQL backend serving that connection (the sender of its NOTIFYs), once it is open.
+        self.backend_pid: int | None = None
         self._busy_timeout_s = busy_timeout_s
         self._check = check
         self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
@@ -244,6 +246,7 @@ class BatchWriter:
             connection = self._connection = self._database.connect()
             if connection.dialect.name == "postgresql":
                 driver.deferring_begin(connection)  # each BEGIN sent with its transaction's first statement
+                self.backend_pid = driver.backend_pid(connection)
         return connection
 
     def _let_go(self) -> None:

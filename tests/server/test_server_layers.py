@@ -315,6 +315,35 @@ def test_a_database_that_does_not_answer_reaches_the_api_as_the_stores_one_type(
     run(play)
 
 
+def test_a_write_committed_but_answered_as_unavailable_is_told_as_unsure_and_nobody_hears_it_as_done(
+    authority: PageAuthority, store: MemoryPageStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database's connection lost as a commit went out: the write may be durable though the store
+    answers StoreUnavailable. The authority tells `on_write_unsure` the page (its rooms then read the
+    log: on PostgreSQL this process's own notice of it is not handed to them), and no listener hears
+    the move as done."""
+    unsure: list[str] = []
+    heard: list[int] = []
+    authority.on_write_unsure = unsure.append
+    authority.add_listener(lambda _page, applied: heard.append(applied.version))
+    committed_then_lost = store.append_then
+
+    def append_then(page_id: str, expected: int, entry: LogEntry, checkpoint: Any, reply: Any) -> None:
+        committed_then_lost(page_id, expected, entry, checkpoint, lambda _outcome: None)
+        reply(StoreUnavailable("the connection was lost as the commit went out"))
+
+    async def play() -> None:
+        page_id, _ = await duel(authority)
+        monkeypatch.setattr(store, "append_then", append_then)
+        with pytest.raises(StoreUnavailable):
+            await authority.act(page_id, Seat("blue"), {"type": "quick_setup"}, 0, "m1")
+        assert unsure == [page_id]
+        assert heard == []
+        assert store.version(page_id) == 1  # it was written all the same
+
+    run(play)
+
+
 def test_rules_a_new_page_may_not_have_are_a_bad_request(authority: PageAuthority) -> None:
     async def create() -> None:
         await authority.create(CreatePage(preset="quick", rules={"pull_max": -1}, seed=None, mode="local"))

@@ -169,3 +169,68 @@ async def test_a_hello_that_fails_leaves_no_room_and_the_next_joiner_starts_afre
     await settled()
     assert phone.versions() == []
     assert [message["type"] for message in phone.heard] == ["presence"]
+
+
+class Following(LocalBroadcast):
+    """A broadcast as on PostgreSQL, as far as a room registry follows pages: it keeps every follow and
+    unfollow, and a follow finishes only when the test lets it (the LISTEN's round trip)."""
+
+    other_processes = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
+        self.listening = asyncio.Event()
+
+    async def follow(self, page_id: str) -> None:
+        self.calls.append(("follow", page_id))
+        await self.listening.wait()
+
+    def unfollow(self, page_id: str) -> None:
+        self.calls.append(("unfollow", page_id))
+
+
+async def test_a_room_follows_its_page_before_its_first_hello_reads_it_and_stops_when_it_goes() -> None:
+    """On PostgreSQL a process hears a page's commits only while it holds a room of it: the hello reads
+    the page only once the follow is done (a commit after it is heard; one before it is in what the
+    hello reads), and the room's going stops it."""
+    states = playing(0)
+    broadcast = Following()
+    rooms = Rooms(Log(states), broadcast, presence_delay=0)  # type: ignore[arg-type]
+    connection = Connection(Phone(), queue_size=64)  # type: ignore[arg-type]
+    entered = asyncio.Event()
+
+    async def hello() -> None:
+        async with rooms.entering(PAGE) as room:
+            entered.set()
+            rooms.join(room, connection, LoadedPage(META, states[0]), NOBODY)
+
+    task = asyncio.create_task(hello())
+    await settled()
+    assert broadcast.calls == [("follow", PAGE)]
+    assert not entered.is_set()  # not before PostgreSQL listens
+    broadcast.listening.set()
+    await task
+    assert entered.is_set()
+    rooms.leave(PAGE, connection)
+    assert broadcast.calls == [("follow", PAGE), ("unfollow", PAGE)]
+
+
+async def test_a_write_whose_outcome_is_unknown_makes_the_room_read_the_log() -> None:
+    """This process's own notices are not handed to its rooms on PostgreSQL: a write that failed with the
+    database unavailable may have committed all the same, so its room reads the log (and hears it)."""
+    states = playing(1)
+    log = Log(states)
+    broadcast = Following()
+    broadcast.listening.set()
+    rooms = Rooms(log, broadcast, presence_delay=0)  # type: ignore[arg-type]
+    phone = await joined(rooms, states[0])
+    await settled()
+    reads = log.reads  # the first socket's read after joining (other processes may have moved it)
+    rooms.write_unsure(PAGE)
+    await settled()
+    assert log.reads == reads + 1
+    assert phone.versions() == [states[1].version]
+    rooms.write_unsure("elsewhere")  # no room here: nothing to read
+    await settled()
+    assert log.reads == reads + 1

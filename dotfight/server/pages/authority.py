@@ -82,6 +82,7 @@ from dotfight.store.records import (
     PageStore,
     Reply,
     SeatRecord,
+    StoreUnavailable,
     VersionMoved,
 )
 
@@ -349,6 +350,9 @@ class PageAuthority:
         # Told the page id of a move refused as late (its time-out is due at most the lag cap later),
         # and each page just created (a clock runs from its creation).
         self.on_late_move: Callable[[str], None] | None = None
+        # Told the page id of a write that failed with the database unavailable: it may have committed
+        # all the same (the connection lost as the commit went out), and nobody here was told of it.
+        self.on_write_unsure: Callable[[str], None] | None = None
         self.on_created: Callable[[LoadedPage], None] | None = None
         self._capacity = capacity
         self._readers = ThreadPoolExecutor(capacity.readers, thread_name_prefix="dotfight-read")
@@ -711,6 +715,10 @@ class PageAuthority:
                 raise
             except VersionMoved:
                 page, answer = await self._after_lost_race(page_id, seat, move_id)
+            except StoreUnavailable:
+                if self.on_write_unsure is not None:
+                    self.on_write_unsure(page_id)
+                raise
             except WorkerFailed as error:  # an expensive page's engine worker died or ran out of time
                 raise Unavailable(f"this move could not be worked out ({error})") from None
             except NoSuchPage as error:

@@ -106,6 +106,9 @@ class Rooms:
             )
         room.entering += 1
         try:
+            # Heard from here on (another process's commits, on PostgreSQL): the hello's read after it
+            # misses nothing.
+            await self._broadcast.follow(page_id)
             async with room.held():
                 yield room
         finally:
@@ -127,12 +130,17 @@ class Rooms:
         heard = self._recent_moves.take(page_id)
         moved_at = self.now() if heard is None else heard
         departures: dict[str, float] = {}
+        # Another process's moves of a page with no room here are not heard (broadcast.follow): with
+        # other processes the stored move is read even when this one heard of an older one.
+        read_move = heard is None or self._broadcast.other_processes
         if not page.over:
             try:
                 departures = await self._broadcast.departures(page_id)
-                if heard is None and self._moves is not None:  # not heard move since this process began
+                if read_move and self._moves is not None:
                     moved = await self._moves.last_moved(page_id)
-                    moved_at = moved_at if moved is None else moved.moved_at.timestamp()
+                    if moved is not None:
+                        stored = moved.moved_at.timestamp()
+                        moved_at = stored if heard is None else max(heard, stored)
             except Exception:  # counted from now: later, never earlier, than it should
                 logger.warning("page %s: could not read its absence", page_id, exc_info=True)
         left_at = seeded_departures(departures, self.started_at)
@@ -180,6 +188,7 @@ class Rooms:
         if room.empty and self._rooms.get(room.page_id) is room:
             del self._rooms[room.page_id]
             room.close()
+            self._broadcast.unfollow(room.page_id)
             if room.absence is not None:  # its next room starts from what this one heard
                 self._recent_moves.record(room.page_id, room.absence.moved_at)
 
@@ -199,18 +208,27 @@ class Rooms:
         elif page.meta.mode == "live":
             self._recent_moves.record(page.meta.id, self.now())
 
+    def write_unsure(self, page_id: str) -> None:
+        """An authority hook: this process's write of a page failed and may have committed all the same
+        (the database's connection lost as the commit went out). Its own notice is not handed to the
+        rooms here (broadcast.py), so the room reads the log for it."""
+        room = self._rooms.get(page_id)
+        if room is not None and room.version is not None:
+            room.catch_up()
+
     def announced(self, notice: CommitNotice) -> None:
-        """A broadcast subscriber: some process committed a version of a page. With no socket of the page
-        here nothing is done for it (its state in memory, if any, is advanced from the log if this
-        process ever decides an action of it); a room forwards a whole notice's events to its sockets as
-        they are and keeps its move for the state in memory, or reads the log for a bare one."""
+        """A broadcast subscriber: another process committed a version of a page followed here. A room
+        forwards a whole notice's events to its sockets as they are and keeps its move for the state in
+        memory, or reads the log for a bare one. With no room of the page (gone while its UNLISTEN is
+        on its way) nothing is done for it: its state in memory, if any, is advanced from the log if
+        this process ever decides an action of it."""
         page_id = notice.page_id
         room = self._rooms.get(page_id)
-        if room is None:  # another process's commit (of any mode: the notice does not say)
+        if room is None:  # a commit of any mode: the notice does not say
             self._recent_moves.record(page_id, self.now())
             return
         if room.version is None or notice.version <= room.version:
-            return  # its first socket reads the page after joining; or heard already (our own, echoed)
+            return  # its first socket reads the page after joining; or heard already (read from the log)
         if not notice.whole:
             room.announced(notice.version)
             return
