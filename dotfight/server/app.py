@@ -107,16 +107,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Several processes may serve a PostgreSQL database: they hear each other's commits (announced
         # by a NOTIFY inside each action's write transaction).
         postgres = database.dialect.name == "postgresql"
-        notices = PendingNotices() if postgres else None  # each action's NOTIFY carries its move
-        store, authority = open_pages(
-            settings, database, None if notices is None else partial(notify_in_transaction, notices=notices)
-        )
+        broadcast: Broadcast
+        notices = notify = None
+        if postgres:
+            # This process's own notices are told apart by the backend that sent them (the store's writer)
+            # and are sent only when another process follows the page (its id against the followers').
+            broadcast = postgres_broadcast = PostgresBroadcast(
+                database, own_sender=lambda: store.writer_backend_pid
+            )
+            notices = PendingNotices()  # each action's NOTIFY carries its move
+            notify = partial(notify_in_transaction, notices=notices, sender=postgres_broadcast.process_id)
+        else:
+            broadcast = LocalBroadcast()
+        store, authority = open_pages(settings, database, notify)
         authority.notices = notices
-        broadcast: Broadcast = (
-            PostgresBroadcast(database, own_sender=lambda: store.writer_backend_pid)
-            if postgres
-            else LocalBroadcast()
-        )
         rooms = Rooms(
             authority,
             broadcast,

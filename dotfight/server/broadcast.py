@@ -13,14 +13,15 @@ commits reach its rooms from the page authority directly (`Rooms.committed`), ne
 
 - `LocalBroadcast`: one process (SQLite, the embedded default); nobody else commits or holds seats.
 - `PostgresBroadcast`: each page's commits are NOTIFYed on a channel of its own (`page_channel`), which
-  a process LISTENs to while it holds a room of the page (`follow` when the room is made, before its
-  first socket reads the page; `unfollow` when it goes), through one dedicated psycopg connection on
-  the event loop, read by a reader callback (libpq hands the notices over as the socket delivers
-  them). So PostgreSQL sends a page's notices only to the processes with sockets of it: with page
-  affinity (deploy/nginx.conf) no other process hears of its moves at all. The notices this process's
-  own writer sent (told apart by the PostgreSQL backend that sent them, `own_sender`) are dropped as
-  they are read: the page authority tells this process's rooms of its own commits, and a write whose
-  outcome it never learnt makes the room read the log (`Rooms.write_unsure`). The NOTIFY is sent inside
+  a process LISTENs to while it holds a room of the page, writing its id into the page row's followers
+  (`follow` when the room is made, before its first socket reads the page; `unfollow` when it goes),
+  through one dedicated psycopg connection on the event loop, read by a reader callback (libpq hands
+  the notices over as the socket delivers them). An action's statement NOTIFYs only when a process
+  other than its writer follows the page (store/appends.py): with page affinity (deploy/nginx.conf)
+  nothing is sent at all. The notices this process's own writer sent (another process following the
+  page too; told apart by the PostgreSQL backend that sent them, `own_sender`) are dropped as they are
+  read: the page authority tells this process's rooms of its own commits, and a write whose outcome it
+  never learnt makes the room read the log (`Rooms.write_unsure`). The NOTIFY is sent inside
   the action's own transaction (`notify_in_transaction`, one payload per action, by the action's own
   statement: a group commit's in its one executemany), so PostgreSQL delivers it exactly when, and only
   if, the action commits, in commit order. A dropped LISTEN connection is reconnected with a growing
@@ -62,6 +63,7 @@ from typing import Any, Protocol
 from sqlalchemy import Engine
 
 from dotfight.server.pages.notice import CommitNotice, PendingNotices, parse_notice
+from dotfight.store.records import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -225,17 +227,44 @@ class LocalBroadcast:
 
 
 def notify_in_transaction(
-    page_id: str, version: int, notices: PendingNotices | None = None
-) -> tuple[str, str]:
+    page_id: str, version: int, notices: PendingNotices | None = None, sender: str | None = None
+) -> tuple[str, str, str | None]:
     """The NOTIFY of a commit, sent by the action's own statement inside its transaction (PostgreSQL
-    delivers it at commit, never for a write undone): the channel, and the payload `notices` holds for
-    it (the move and its events, pages/notice.py), else a bare one.
+    delivers it at commit, never for a write undone): the channel, the payload `notices` holds for it
+    (the move and its events, pages/notice.py), else a bare one, and the writing process's id
+    (`PostgresBroadcast.process_id`): the statement sends it only when another process follows the
+    page (`follow`). With no `sender` it is sent whoever follows.
 
     Made before the write, so the store sends it with the write itself (one round trip an action, a group
     commit's in its one executemany), from the page row the write moved on: a refused write sends none.
     """
     payload = f"{page_id} {version}" if notices is None else notices.payload(page_id, version)
-    return page_channel(page_id), payload
+    return page_channel(page_id), payload, sender
+
+
+# The rows of the pages bound, locked in the order of their ids, as a writer's group commit locks them:
+# a follow of many pages at once (a server's start) never waits on a writer in a circle.
+_LOCKED_IN_ORDER = (
+    "FROM (SELECT id FROM pages WHERE id = ANY(%(pages)s) AND {condition} ORDER BY id FOR UPDATE)"
+)
+# This process (`me`) among the followers of the pages bound (`pages.followers`, " a b ": migration
+# 0012), the ids of processes no longer alive left out as the text is written again.
+FOLLOW_PAGES = (
+    "UPDATE pages SET followers = ("
+    "SELECT ' ' || string_agg(follower, ' ' ORDER BY follower) || ' ' FROM ("
+    "SELECT unnest(string_to_array(btrim(coalesce(pages.followers, '')), ' ')) AS follower "
+    "UNION SELECT %(me)s) AS ids "
+    "WHERE follower <> '' AND (follower = %(me)s OR follower IN (SELECT process_id FROM dotfight_processes))"
+    ") "
+    + _LOCKED_IN_ORDER.format(condition="position(' ' || %(me)s || ' ' IN coalesce(followers, ' ')) = 0")
+    + " AS locked WHERE pages.id = locked.id"
+)
+# This process out of the followers of the pages bound (NULL when nobody is left).
+UNFOLLOW_PAGES = (
+    "UPDATE pages SET followers = nullif(replace(followers, ' ' || %(me)s || ' ', ' '), ' ') "
+    + _LOCKED_IN_ORDER.format(condition="position(' ' || %(me)s || ' ' IN followers) > 0")
+    + " AS locked WHERE pages.id = locked.id"
+)
 
 
 # A departure kept per page and side is the latest one written (two processes may write at once).
@@ -336,6 +365,9 @@ class PostgresBroadcast:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         with contextlib.suppress(Exception):
+            if self._followed or self._listened:  # the others stop telling this process at once
+                followed = sorted(self._followed | self._listened)
+                await self._execute(UNFOLLOW_PAGES, {"me": self.process_id, "pages": followed})
             await self._execute(
                 "WITH gone AS (DELETE FROM dotfight_presence WHERE process_id = %s "
                 f"RETURNING page_id, blue, red), {RECORD_GONE_SEATS} "
@@ -356,7 +388,7 @@ class PostgresBroadcast:
             *self._connect_args, **self._connect_params, autocommit=True
         )
 
-    async def _execute(self, query: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    async def _execute(self, query: str, params: tuple[Any, ...] | dict[str, Any]) -> list[tuple[Any, ...]]:
         """Runs one statement on the presence connection (reopened if it dropped)."""
         assert self._writes is not None, "start() first"
         async with self._writes:
@@ -392,8 +424,10 @@ class PostgresBroadcast:
                         # Every page followed, listened to again: the catch-up below reads after it.
                         self._listened = set(self._followed)
                         if self._listened:
-                            listening = listen_statement("LISTEN", sorted(self._listened))
-                            await connection.execute(listening.encode())
+                            followed = sorted(self._listened)
+                            await connection.execute(listen_statement("LISTEN", followed).encode())
+                            # Those followed while deaf are not among their pages' followers yet.
+                            await self._execute(FOLLOW_PAGES, {"me": self.process_id, "pages": followed})
                         self.listen_backend_pid = connection.info.backend_pid
                         self._listen_connection = connection
                     try:
@@ -510,6 +544,12 @@ class PostgresBroadcast:
             statements += [listen_statement("UNLISTEN", dropping)] if dropping else []
             if not statements:
                 return
+            if dropping:
+                # Out of the pages' followers first: the others stop NOTIFYing them to this process.
+                try:
+                    await self._execute(UNFOLLOW_PAGES, {"me": self.process_id, "pages": dropping})
+                except Exception as error:  # left in: its writers NOTIFY a channel nobody hears, no more
+                    logger.warning("could not leave the followers of %d pages (%s)", len(dropping), error)
             loop = asyncio.get_running_loop()
             # psycopg waits on the socket itself while its statement runs (and hands over the notices it
             # reads meanwhile): the reader callback steps aside until it is done.
@@ -521,10 +561,18 @@ class PostgresBroadcast:
                 if self._lost is not None and not self._lost.done():
                     self._lost.set_exception(error)
                 return
-            self._listened.update(adding)
             self._listened.difference_update(dropping)
             if self._lost is not None and not self._lost.done():
                 self._read_notices(connection)
+            if adding:
+                # Listening, then among the followers: a move whose write comes after this one is
+                # NOTIFYed here, and one before it is in the log the caller reads next (migration 0012).
+                # Listened to only once both are done: a follow finding a page listened to returns.
+                try:
+                    await self._execute(FOLLOW_PAGES, {"me": self.process_id, "pages": adding})
+                except Exception as error:  # the next follow LISTENs again (a no-op) and writes them
+                    raise StoreUnavailable(f"could not follow the page ({error})") from error
+                self._listened.update(adding)
 
     # -- notices
 
@@ -637,6 +685,14 @@ class PostgresBroadcast:
             # This process's row was new (first beat, or peers took it for dead): share all again.
             for page_id, seats in list(self._shared.items()):
                 await self._write_presence(page_id, seats)
+            if self._listened:
+                # Taken for dead, it may have been left out of its pages' followers (`FOLLOW_PAGES`), and
+                # their moves since were not NOTIFYed: it follows them again, and its rooms read the log.
+                async with self._sync_lock:
+                    followed = {"me": self.process_id, "pages": sorted(self._listened)}
+                    await self._execute(FOLLOW_PAGES, followed)
+                for callback in self._reconnect_callbacks:
+                    await callback()
         # The dead (no heartbeat within the TTL): their seats leave, and their pages hear of it.
         await self._execute(
             "WITH dead AS (DELETE FROM dotfight_processes "

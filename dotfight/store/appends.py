@@ -19,7 +19,8 @@ nothing written). The guard and the backstop are the same: the UPDATE's version 
 and the log's unique constraints raising IntegrityError. SQLite has no data-modifying CTE: it keeps
 the two statements. When other processes hear the page's commits, the same statement NOTIFYs them
 (`MOVE_ON_LOG_AND_NOTIFY`: the payload is made before the write, and pg_notify runs only for the row
-the UPDATE moved, so a refused write tells nobody; PostgreSQL delivers it only at commit).
+the UPDATE moved, so a refused write tells nobody, and only when a process other than the writer's
+follows the page; PostgreSQL delivers it only at commit).
 
 Each statement is compiled once per dialect (`Prepared`: SQLAlchemy's own compiler and its columns' own
 bind processors, e.g. the JSON serializer and SQLite's DATETIME text) and executed with
@@ -47,11 +48,13 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    literal_column,
+    or_,
     select,
     update,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.sql.expression import UpdateBase
+from sqlalchemy.sql.expression import ColumnClause, UpdateBase
 
 from dotfight.store import driver
 from dotfight.store.expiry import setup_moved_at
@@ -222,9 +225,24 @@ MOVE_ON_AND_LOG = Prepared(
 # it runs (a SELECT in WITH runs only as far as it is read; pg_notify is volatile, so PostgreSQL keeps
 # the CTE as written). PostgreSQL queues the notice in the transaction and delivers it only when that
 # commits, in commit order, and never for a statement or transaction undone.
-_TOLD = select(_MOVED.c.id, func.pg_notify(bindparam("b_channel"), bindparam("b_payload")).label("told")).cte(
-    "told"
+#
+# Only when someone hears it: when a process other than the writer's (`b_sender`, its process id; NULL:
+# always) follows the page (`pages.followers`, " a b ", written by broadcast.PostgresBroadcast.follow).
+# `moved` returns the row as the UPDATE left it, after any follower's write that held the row's lock
+# first: a follower whose write came first is told, and one whose write came after reads the move in
+# the log (it reads the page once its write is done). The CASE calls pg_notify only when it holds.
+_MOVED_FOLLOWED = _MOVE_ON_NEW_MOVE.returning(_pages.c.id, _pages.c.followers).cte("moved")
+_SENDER = bindparam("b_sender", type_=_pages.c.followers.type)
+_SPACE: ColumnClause[Any] = literal_column("' '")  # written into the statement: no parameter to bind
+_OTHERS_FOLLOW = or_(
+    _SENDER.is_(None),
+    func.replace(func.coalesce(_MOVED_FOLLOWED.c.followers, _SPACE), _SPACE + _SENDER + _SPACE, _SPACE)
+    != _SPACE,
 )
+_TOLD = select(
+    _MOVED_FOLLOWED.c.id,
+    case((_OTHERS_FOLLOW, func.pg_notify(bindparam("b_channel"), bindparam("b_payload")))).label("told"),
+).cte("told")
 MOVE_ON_LOG_AND_NOTIFY = Prepared(
     insert(_actions).from_select(
         _LOGGED,
@@ -235,8 +253,9 @@ MOVE_ON_LOG_AND_NOTIFY = Prepared(
 _ONE_STATEMENT = frozenset({"postgresql"})
 # The dialects whose prepared statements go straight to the driver (driver.py), not through SQLAlchemy.
 _STRAIGHT_TO_DRIVER = frozenset({"postgresql", "sqlite"})
-# An action's NOTIFY, sent by its own statement: (channel, payload).
-Notify = tuple[str, str]
+# An action's NOTIFY, sent by its own statement when another process follows the page: (channel,
+# payload, the writing process's id as the page's followers name it; None: sent whoever follows).
+Notify = tuple[str, str, str | None]
 # An action's write: the page id, the version it expects, the page row's new summary, the log's entry.
 Move = tuple[str, int, dict[str, Any], dict[str, Any]]
 CHECKPOINT = Prepared(
@@ -307,7 +326,7 @@ def move_on_and_log_parameters(move: Move, now: datetime, notify: Notify | None 
     parameters.update(entry)
     parameters["created_at"] = now
     if notify is not None:
-        parameters["b_channel"], parameters["b_payload"] = notify
+        parameters["b_channel"], parameters["b_payload"], parameters["b_sender"] = notify
     return parameters
 
 

@@ -60,6 +60,10 @@ class PageRow(Base):
     # When a link page's side to act is to be reminded that a fifth of its move's time is left (UTC), None:
     # no reminder waits (sent, or the turn passed). Indexed: every process reads the earliest.
     reminder_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True, index=True)
+    # On PostgreSQL, the processes that hear this page's commits (each holds a room of it), as " a b ":
+    # an action is NOTIFYed only when someone other than its writer follows (migration 0012). Not
+    # indexed, so writing it is a HOT update, and a move leaves it as it was.
+    followers: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class PageStateRow(Base):

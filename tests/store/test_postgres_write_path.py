@@ -39,10 +39,10 @@ from tests.store.writer_trace import statements, traced
 CHANNEL = "dotfight_write_path_test"
 
 
-def notify_on_commit(page_id: str, version: int) -> tuple[str, str]:
+def notify_on_commit(page_id: str, version: int) -> tuple[str, str, str | None]:
     """The store's NOTIFY of an action as the server's (broadcast.notify_in_transaction), on the test's
-    channel."""
-    return CHANNEL, f"{page_id} {version}"
+    channel, sent whoever follows the page."""
+    return CHANNEL, f"{page_id} {version}", None
 
 
 @pytest.fixture
