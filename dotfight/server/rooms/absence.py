@@ -124,9 +124,11 @@ class RoomAbsence:
 
 
 class RecentMoves:
-    """When pages without a room here last moved, as this process heard it (its own commits, the
-    others' NOTIFYs, a room's last word when it goes), so a live page's new room seldom reads the store:
-    only for a page this process has not heard move since it started, or has forgotten (bounded).
+    """When pages without a room here last moved, as this process heard it (its own commits, a room's
+    last word when it goes), so a live page's new room on one process seldom reads the store: only for
+    a page this process has not heard move since it started, or has forgotten (bounded). With other
+    processes the store is read too, since their moves of a page with no room here are not sent here
+    (`Rooms.read_absence`).
 
     >>> moves = RecentMoves(kept=2)
     >>> moves.record("a", 1.0); moves.record("b", 2.0); moves.record("c", 3.0)
